@@ -1,0 +1,14 @@
+"""Rule embed: thin wrapper around beatflow.embed."""
+from beatflow.stage import run_stage
+
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.embed import embed
+
+    backend = select_backend(smk.config["device"])
+    embed(smk.wildcards.record, smk.input.signal, smk.input.beats, smk.output[0], smk.params.embed["length_s"],
+          backend)
+
+
+run_stage("embed", snakemake, main)  # noqa: F821 (injected by Snakemake)

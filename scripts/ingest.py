@@ -1,0 +1,13 @@
+"""Rule ingest: thin wrapper around beatflow.ingest."""
+from beatflow.stage import run_stage
+
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.ingest import ingest
+
+    backend = select_backend(smk.config["device"])
+    ingest(smk.wildcards.record, smk.input.record, smk.params.fs, smk.params.leads, smk.output[0], backend)
+
+
+run_stage("ingest", snakemake, main)  # noqa: F821 (injected by Snakemake)

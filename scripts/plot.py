@@ -1,0 +1,17 @@
+"""Rule plot: thin wrapper around beatflow.plots."""
+from pathlib import Path
+
+from beatflow.stage import run_stage
+
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.plots import plot
+    from beatflow.segment import SegmentParams
+
+    backend = select_backend(smk.config["device"])
+    plot(smk.wildcards.record, dict(smk.input.items()), Path(smk.output.latent_html).parent,
+         SegmentParams.from_config(smk.params.segment), backend)
+
+
+run_stage("plot", snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,0 +1,17 @@
+"""Rule score: thin wrapper around beatflow.score."""
+from beatflow.stage import run_stage
+
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.score import ScoreParams, score
+    from beatflow.segment import SegmentParams
+    from beatflow.train import TrainParams
+
+    backend = select_backend(smk.config["device"])
+    paths = {**dict(smk.input.items()), **dict(smk.output.items())}
+    score(smk.wildcards.record, paths, SegmentParams.from_config(smk.params.segment),
+          TrainParams.from_config(smk.params.train), ScoreParams.from_config(smk.params.score), backend)
+
+
+run_stage("score", snakemake, main)  # noqa: F821 (injected by Snakemake)

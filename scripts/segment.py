@@ -1,0 +1,14 @@
+"""Rule segment: thin wrapper around beatflow.segment."""
+from beatflow.stage import run_stage
+
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.segment import SegmentParams, segment
+
+    backend = select_backend(smk.config["device"])
+    segment(smk.wildcards.record, smk.input.signal, smk.output[0], SegmentParams.from_config(smk.params.segment),
+            backend)
+
+
+run_stage("segment", snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,0 +1,13 @@
+"""Rule train: thin wrapper around beatflow.train."""
+from beatflow.stage import run_stage
+
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.train import TrainParams, train
+
+    backend = select_backend(smk.config["device"])
+    train(smk.wildcards.record, smk.input.embedding, smk.output[0], TrainParams.from_config(smk.params.train), backend)
+
+
+run_stage("train", snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,0 +1,112 @@
+"""Choose the compute backend (``device: auto | gpu | cpu``) and give stage code its array module.
+
+GPU libraries are imported only inside :func:`select_backend`, never when ``beatflow`` is imported, so a
+CPU-only machine (or a Snakemake login node parsing the workflow) never touches cudf/cupy/kvikio.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from types import ModuleType
+
+from .errors import BackendError
+
+log = logging.getLogger("beatflow")
+
+GPU_MODULES = ("cupy", "cudf", "kvikio", "rmm", "numba.cuda")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """The backend a stage runs on: ``name`` is ``"gpu"`` or ``"cpu"``; ``xp`` is cupy or numpy."""
+
+    name: str
+    xp: ModuleType
+    detail: str
+
+    @property
+    def gpu(self) -> bool:
+        return self.name == "gpu"
+
+    def to_host(self, array):
+        """A small array (a table column, plot data) as numpy; bulk arrays stay where they are."""
+        return array.get() if self.gpu else array
+
+
+def _probe_gpu() -> str:
+    """Import the GPU stack and check for a device; return a one-line description or raise."""
+    import importlib
+
+    for name in GPU_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # ImportError, or a CUDA driver error raised at import
+            raise BackendError(f"cannot import {name} ({type(exc).__name__}: {exc})") from exc
+    import cupy
+
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        raise BackendError(f"no CUDA device is usable ({exc})") from exc
+    if count < 1:
+        raise BackendError("no CUDA device is visible")
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    return f"{props['name'].decode()}, cupy {cupy.__version__}"
+
+
+def select_backend(device: str = "auto") -> Backend:
+    """Resolve ``device`` to a :class:`Backend` and log the choice.
+
+    ``auto`` takes the GPU when a CUDA device is visible and the GPU libraries import, else the CPU with
+    one warning; ``gpu`` raises :class:`BackendError` when it cannot; ``cpu`` never touches the GPU stack.
+    ``BEATFLOW_DEVICE`` in the environment overrides ``device`` (handy for one-off runs and tests).
+    """
+    device = os.environ.get("BEATFLOW_DEVICE", device)
+    if device not in ("auto", "gpu", "cpu"):
+        raise BackendError(f"device must be auto, gpu or cpu, not {device!r}")
+    if device != "cpu":
+        try:
+            detail = _probe_gpu()
+        except BackendError as exc:
+            if device == "gpu":
+                raise BackendError(f"device: gpu was requested but {exc.problem}; set device: cpu or auto") from exc
+            log.warning("device: auto found no usable GPU (%s); running on the CPU", exc.problem)
+        else:
+            import cupy
+
+            _share_memory_pool()
+            log.info("backend: gpu (%s)", detail)
+            return Backend("gpu", cupy, detail)
+    import numpy
+
+    log.info("backend: cpu (numpy %s)", numpy.__version__)
+    return Backend("cpu", numpy, f"numpy {numpy.__version__}")
+
+
+def _share_memory_pool() -> None:
+    """One RMM pool per process, used by cuDF and CuPy (torch joins in :func:`torch_device`)."""
+    import cupy
+    import rmm
+    from rmm.allocators.cupy import rmm_cupy_allocator
+
+    if not getattr(_share_memory_pool, "done", False):
+        rmm.reinitialize(pool_allocator=True)
+        cupy.cuda.set_allocator(rmm_cupy_allocator)
+        _share_memory_pool.done = True
+
+
+def torch_device(backend: Backend):
+    """The torch device for ``backend``; on the GPU, torch allocates from the same RMM pool."""
+    import torch
+
+    if not backend.gpu:
+        return torch.device("cpu")
+    try:
+        from rmm.allocators.torch import rmm_torch_allocator
+
+        torch.cuda.memory.change_current_allocator(rmm_torch_allocator)
+    except RuntimeError as exc:  # torch refuses once its own allocator has been used
+        log.warning("torch keeps its own CUDA allocator (%s)", exc)
+    return torch.device("cuda")

@@ -1,0 +1,43 @@
+"""embed: every kept beat, all leads as channels, mean-removed and zero-padded into a fixed-length row
+→ ``embedding.npy`` ``[n_kept, channels, L]`` float32 (kvikio I/O on the GPU)."""
+
+from __future__ import annotations
+
+import logging
+
+from .errors import BeatflowError
+
+log = logging.getLogger("beatflow")
+
+
+def embed_beats(x, starts, lengths, width: int, backend):
+    """``[beats, channels, width]`` rows from signal ``x`` ``[channels, n]`` (Numba kernel, CUDA or CPU)."""
+    from . import kernels
+
+    xp = backend.xp
+    starts = xp.asarray(starts, dtype=xp.int64)
+    lengths = xp.asarray(lengths, dtype=xp.int64)
+    if backend.gpu:
+        out = xp.empty((starts.shape[0], x.shape[0], width), dtype=xp.float32)
+        kernels.embed_cuda(x, starts, lengths, out)
+        return out
+    return kernels.embed_cpu(x, starts, lengths, width)
+
+
+def embed(record: str, signal_path, beats_path, out_path, length_s: float, backend) -> None:
+    """Embed the kept beats of one record and write ``embedding.npy``."""
+    from . import arrays
+    from .tables import read_frame, read_signal
+
+    signals, fs = read_signal(signal_path, backend)
+    beats = read_frame(beats_path, columns=["start", "length", "kept"])
+    kept = beats[beats["kept"]]
+    if kept.empty:
+        raise BeatflowError("no beat passed length pruning (check segment.min_rr_s / max_rr_s)",
+                            record=record, path=str(beats_path))
+    width = max(1, round(length_s * fs))
+    x = backend.xp.stack(list(signals.values()))
+    rows = embed_beats(x, kept["start"].to_numpy(), kept["length"].to_numpy(), width, backend)
+    arrays.save(out_path, rows, backend.gpu)
+    log.info("embed %s: %d beats x %d channel(s) x %d samples (%.2f s)", record, rows.shape[0], rows.shape[1],
+             width, width / fs)

@@ -1,0 +1,141 @@
+"""ingest: a record's CSV / CSV.gz / parquet → ``signal.parquet`` (float32 leads, ``fs`` metadata).
+
+CSV is parsed by cuDF on the GPU and by pyarrow's multithreaded reader on the CPU (never pandas' parser).
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from .errors import BeatflowError
+from .tables import write_signal
+
+log = logging.getLogger("beatflow")
+
+TIME = "time_s"
+FS_TOLERANCE = 0.01  # relative disagreement allowed between the sheet's fs and the time_s column
+
+
+def csv_header(path: Path) -> list[str]:
+    """Column names from the first line of a CSV or CSV.gz file."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        line = f.readline().strip()
+    if not line:
+        raise BeatflowError("the file is empty (no header line)")
+    return [c.strip().strip('"') for c in line.split(",")]
+
+
+def choose_leads(columns: list[str], leads: list[str] | None, numeric: set[str] | None = None) -> list[str]:
+    """The lead columns to read: those named in the sheet, or the first (numeric) column that is not time_s."""
+    if leads:
+        missing = [lead for lead in leads if lead not in columns]
+        if missing:
+            raise BeatflowError(f"lead column(s) {missing} not in the file (columns: {columns})")
+        return leads
+    candidates = [c for c in columns if c != TIME and (numeric is None or c in numeric)]
+    if not candidates:
+        raise BeatflowError(f"no lead column besides {TIME!r} (columns: {columns})")
+    return candidates[:1]
+
+
+def _read_cpu(path: Path, columns: list[str], csv: bool) -> dict:
+    """Columns as numpy arrays, parsed by pyarrow (empty fields become NaN and are caught later)."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    types = {c: (pa.float64() if c == TIME else pa.float32()) for c in columns}
+    try:
+        if csv:
+            options = pacsv.ConvertOptions(include_columns=columns, column_types=types)
+            table = pacsv.read_csv(path, convert_options=options)
+        else:
+            table = pq.read_table(path, columns=columns).cast(pa.schema(list(types.items())))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise BeatflowError(f"cannot parse the file: {exc}") from exc
+    return {c: table.column(c).to_numpy() for c in columns}
+
+
+def _read_gpu(path: Path, columns: list[str], csv: bool) -> dict:
+    """Columns as cupy arrays, parsed by cuDF on the device (zero-copy hand-off to CuPy)."""
+    import cudf
+
+    dtypes = {c: ("float64" if c == TIME else "float32") for c in columns}
+    try:
+        if csv:
+            frame = cudf.read_csv(path, usecols=columns, dtype=dtypes)
+        else:
+            frame = cudf.read_parquet(path, columns=columns).astype(dtypes)
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise BeatflowError(f"cannot parse the file: {exc}") from exc
+    nulls = {c: int(frame[c].null_count) for c in columns if frame[c].null_count}
+    if nulls:
+        raise BeatflowError(f"non-numeric or empty values (count per column: {nulls})")
+    return {c: frame[c].to_cupy() for c in columns}
+
+
+def read_source(path: Path, leads: list[str] | None, gpu: bool) -> tuple[dict, list[str]]:
+    """Read the record file: column name → array (cupy or numpy), leads as float32, ``time_s`` as float64."""
+    name = path.name.lower()
+    csv = name.endswith((".csv", ".csv.gz"))
+    if csv:
+        header = csv_header(path)
+        chosen = choose_leads(header, leads)
+    elif name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(path)
+        header = schema.names
+        numeric = {f.name for f in schema if pa.types.is_floating(f.type) or pa.types.is_integer(f.type)}
+        chosen = choose_leads(header, leads, numeric)
+    else:
+        raise BeatflowError("unsupported file type (use .csv, .csv.gz or .parquet)")
+    columns = chosen + ([TIME] if TIME in header else [])
+    return (_read_gpu if gpu else _read_cpu)(path, columns, csv), chosen
+
+
+def resolve_fs(fs: float | None, time_s, xp=np) -> float:
+    """The sampling rate: the sheet's ``fs``, checked against ``time_s`` when both are given."""
+    derived = None
+    if time_s is not None and len(time_s) > 1:
+        step = float(xp.median(xp.diff(time_s)))
+        if step <= 0:
+            raise BeatflowError("time_s does not increase")
+        derived = 1.0 / step
+    if fs is None or not np.isfinite(fs):
+        if derived is None:
+            raise BeatflowError("fs is missing in the records sheet and the file has no time_s column")
+        return derived
+    if fs <= 0:
+        raise BeatflowError(f"fs must be positive, got {fs}")
+    if derived is not None and abs(derived - fs) > FS_TOLERANCE * fs:
+        raise BeatflowError(f"fs={fs} in the records sheet disagrees with time_s (which gives {derived:.3f} Hz)")
+    return float(fs)
+
+
+def ingest(record: str, path, fs: float | None, leads: list[str] | None, out, backend) -> None:
+    """Convert one record to ``signal.parquet``; every problem is reported with the record and file."""
+    path = Path(path)
+    xp = backend.xp
+    try:
+        if not path.exists():
+            raise BeatflowError("file not found")
+        columns, chosen = read_source(path, leads, backend.gpu)
+        rows = len(columns[chosen[0]])
+        if rows < 2:
+            raise BeatflowError(f"only {rows} data row(s)")
+        fs = resolve_fs(fs, columns.get(TIME), xp)
+        for name in chosen:
+            bad = int(xp.count_nonzero(~xp.isfinite(columns[name])))
+            if bad:
+                raise BeatflowError(f"lead {name!r} has {bad} missing, NaN or infinite value(s)")
+    except BeatflowError as exc:
+        raise BeatflowError(exc.problem, record=record, path=str(path)) from exc
+    write_signal({name: columns[name] for name in chosen}, fs, out, backend.gpu)
+    log.info("ingest %s: %d samples x %d lead(s) %s at %.3f Hz (%.2f h)", record, rows, len(chosen), chosen, fs,
+             rows / fs / 3600)

@@ -1,0 +1,93 @@
+"""The convolutional VAE over embedded beats, and what train and score share (split, loading)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from .errors import BeatflowError
+
+
+def split_indices(n: int, train_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted row indices of the training and held-out beats: a seeded random ``train_fraction`` split."""
+    order = np.random.default_rng(seed).permutation(n)
+    n_train = min(n - 1, max(1, round(train_fraction * n))) if n > 1 else n
+    return np.sort(order[:n_train]), np.sort(order[n_train:])
+
+
+class ConvVAE(nn.Module):
+    """1-D convolutional VAE: three stride-2 convolutions down, a Gaussian latent, three transposed up.
+
+    Inputs are ``[batch, channels, length]`` in the signal's units; the per-channel ``scale`` (fitted on the
+    training beats) normalises them inside the model, so a saved model is self-contained.
+    """
+
+    def __init__(self, channels: int, length: int, latent_dim: int, scale=None):
+        super().__init__()
+        self.channels, self.length, self.latent_dim = channels, length, latent_dim
+        self.padded = 8 * math.ceil(length / 8)
+        features = 64 * self.padded // 8
+        self.register_buffer("scale", torch.ones(channels) if scale is None else torch.as_tensor(scale).float())
+        self.encoder = nn.Sequential(
+            nn.Conv1d(channels, 16, 7, stride=2, padding=3), nn.GELU(),
+            nn.Conv1d(16, 32, 5, stride=2, padding=2), nn.GELU(),
+            nn.Conv1d(32, 64, 5, stride=2, padding=2), nn.GELU(), nn.Flatten())
+        self.to_mu = nn.Linear(features, latent_dim)
+        self.to_logvar = nn.Linear(features, latent_dim)
+        self.from_latent = nn.Linear(latent_dim, features)
+        self.decoder = nn.Sequential(
+            nn.ConvTranspose1d(64, 32, 4, stride=2, padding=1), nn.GELU(),
+            nn.ConvTranspose1d(32, 16, 4, stride=2, padding=1), nn.GELU(),
+            nn.ConvTranspose1d(16, channels, 4, stride=2, padding=1))
+
+    def normalise(self, x):
+        return x / self.scale[None, :, None]
+
+    def encode(self, x):
+        h = self.encoder(nn.functional.pad(self.normalise(x), (0, self.padded - self.length)))
+        return self.to_mu(h), self.to_logvar(h)
+
+    def decode(self, z):
+        h = self.from_latent(z).view(-1, 64, self.padded // 8)
+        return self.decoder(h)[..., : self.length]
+
+    def forward(self, x):
+        mu, logvar = self.encode(x)
+        z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar) if self.training else mu
+        return self.decode(z), mu, logvar
+
+    def reconstruction_error(self, x):
+        """Per-beat mean squared error of the reconstruction from the latent mean (normalised units)."""
+        recon, mu, _ = self.forward(x)
+        return ((recon - self.normalise(x)) ** 2).mean(dim=(1, 2)), mu
+
+
+def loss_terms(model: ConvVAE, x):
+    """Reconstruction (sum of squares per beat) and KL divergence, both averaged over the batch."""
+    recon, mu, logvar = model(x)
+    rec = ((recon - model.normalise(x)) ** 2).sum(dim=(1, 2)).mean()
+    kl = (-0.5 * (1 + logvar - mu**2 - logvar.exp()).sum(dim=1)).mean()
+    return rec, kl
+
+
+def save_model(model: ConvVAE, hparams: dict, history: list[float], path) -> None:
+    from .atomic import atomic_path
+
+    with atomic_path(path) as tmp:
+        torch.save({"state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
+                    "hparams": hparams, "loss_per_epoch": history}, tmp)
+
+
+def load_model(path, device) -> tuple[ConvVAE, dict]:
+    """Load ``model.pt`` (``weights_only=True``: no pickled code is ever executed)."""
+    try:
+        saved = torch.load(path, map_location=device, weights_only=True)
+        h = saved["hparams"]
+        model = ConvVAE(h["channels"], h["length"], h["latent_dim"])
+        model.load_state_dict(saved["state_dict"])
+    except Exception as exc:  # torch raises many types for a truncated or foreign file
+        raise BeatflowError(f"not a beatflow model ({type(exc).__name__}: {exc})", path=str(path)) from exc
+    return model.to(device).eval(), h

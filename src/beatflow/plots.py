@@ -1,0 +1,162 @@
+"""plot: holoviews figures of one record, each saved as bokeh HTML and as PNG (matplotlib renderer, so no
+browser is needed): the latent space of the held-out beats, the whole recording (datashader), the
+beat-length histogram and a gallery of the most anomalous beats over the median normal beat."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from .atomic import atomic_path
+
+log = logging.getLogger("beatflow")
+
+GALLERY_SIZE = 12
+TRACE_PIXELS = (1600, 320)
+
+
+def _hv():
+    import holoviews as hv
+
+    hv.extension("bokeh", "matplotlib", logo=False)
+    return hv
+
+
+def _gpu_frame(columns: dict):
+    """A cuDF frame for holoviews/datashader. holoviews reads the version of a package named ``cudf``; the
+    pip wheel is ``cudf-cu13``, so it takes cuDF for an old release and calls the removed ``values_host``."""
+    import cudf
+    import holoviews.core.data.cudf as hv_cudf
+
+    hv_cudf.CUDF_GE_26_4 = True
+    return cudf.DataFrame(columns)
+
+
+def save(obj, stem: Path) -> None:
+    """Write ``stem.html`` (bokeh, BokehJS inlined so it opens offline) and ``stem.png`` (matplotlib)."""
+    hv = _hv()
+    with atomic_path(stem.with_suffix(".html")) as tmp:
+        hv.save(obj, tmp, backend="bokeh", resources="inline", title=stem.name)
+    with atomic_path(stem.with_suffix(".png")) as tmp:
+        hv.save(obj, tmp, backend="matplotlib", dpi=100)
+
+
+def latent_plot(latent, record: str):
+    """Held-out beats in the latent space (first two principal components), coloured by score."""
+    hv = _hv()
+    z = latent[[c for c in latent.columns if c.startswith("z")]].to_numpy(np.float64)
+    z = z - z.mean(axis=0)
+    if z.shape[1] > 2:
+        z = z @ np.linalg.svd(z, full_matrices=False)[2][:2].T
+    elif z.shape[1] == 1:
+        z = np.column_stack([z[:, 0], np.zeros(len(z))])
+    data = {"pc1": z[:, 0], "pc2": z[:, 1], "score": latent["score"].to_numpy(), "beat": latent["beat"].to_numpy()}
+    points = hv.Points(data, kdims=["pc1", "pc2"], vdims=["score", "beat"])
+    title = f"{record}: latent space of held-out beats (colour: anomaly score)"
+    return points.opts(
+        hv.opts.Points(color="score", cmap="viridis", clim=(0, 2), colorbar=True, title=title, backend="bokeh",
+                       width=700, height=550, size=4, tools=["hover"]),
+        hv.opts.Points(color="score", cmap="viridis", clim=(0, 2), colorbar=True, title=title, backend="matplotlib",
+                       fig_inches=(7, 5.5), s=6))
+
+
+def trace_plot(frame, lead: str, flagged_t, flagged_v, record: str):
+    """The whole recording rasterised by datashader, with flagged beats marked.
+
+    ``frame`` holds ``time_s`` and the lead (pandas, or cuDF on the GPU: datashader aggregates on the device).
+    """
+    hv = _hv()
+    from holoviews.operation.datashader import rasterize
+
+    # Explicit Python-float ranges: holoviews' own range of a cuDF float32 column fails its bounds check.
+    x_range = (float(frame["time_s"].min()), float(frame["time_s"].max()))
+    y_range = (float(frame[lead].min()), float(frame[lead].max()))
+    if y_range[0] == y_range[1]:
+        y_range = (y_range[0] - 1, y_range[1] + 1)
+    curve = hv.Curve(frame, "time_s", lead)
+    image = rasterize(curve, width=TRACE_PIXELS[0], height=TRACE_PIXELS[1], dynamic=False,
+                      x_range=x_range, y_range=y_range)
+    marks = hv.Scatter((np.asarray(flagged_t), np.asarray(flagged_v)), "time_s", lead, label="flagged beats")
+    title = f"{record}: {lead}, {len(flagged_t)} flagged beats"
+    return (image * marks).opts(
+        hv.opts.Image(cmap="Blues", cnorm="eq_hist", width=1100, height=320, title=title, backend="bokeh"),
+        hv.opts.Scatter(color="red", size=5, backend="bokeh"),
+        hv.opts.Image(cmap="Blues", cnorm="eq_hist", backend="matplotlib"),
+        hv.opts.Scatter(color="red", s=8, backend="matplotlib"),
+        hv.opts.Overlay(title=title, aspect=4, fig_size=400, backend="matplotlib"))
+
+
+def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record: str):
+    """Histogram of beat lengths (seconds to the next peak) with the pruning bounds."""
+    hv = _hv()
+    upper = max(max_rr_s * 1.2, float(np.quantile(length_s, 0.999)))
+    hist = hv.Histogram(np.histogram(np.clip(length_s, 0, upper), bins=120, range=(0, upper)),
+                        kdims=["length (s)"], vdims=["beats"])
+    bounds = hv.VLine(min_rr_s) * hv.VLine(max_rr_s)
+    title = f"{record}: beat lengths, pruning bounds {min_rr_s}–{max_rr_s} s"
+    return (hist * bounds).opts(
+        hv.opts.Histogram(title=title, width=700, height=350, backend="bokeh"),
+        hv.opts.VLine(color="red", line_dash="dashed", backend="bokeh"),
+        hv.opts.Histogram(title=title, fig_inches=(7, 3.5), backend="matplotlib"),
+        hv.opts.VLine(color="red", linestyle="--", backend="matplotlib"))
+
+
+def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str):
+    """The most anomalous beats (first lead, ``rows`` [k, L]) over the median normal beat ``normal`` [L]."""
+    hv = _hv()
+    t = np.arange(rows.shape[1]) / fs
+    panels = []
+    for row, (_, beat) in zip(rows, info.iterrows()):
+        title = f"beat {int(beat.beat)} @ {_clock(beat.time_s)}: {beat.reason or 'top score'} {beat.score:.2f}"
+        panels.append((hv.Curve((t, normal), "time (s)", lead, group="Normal")
+                       * hv.Curve((t, row), "time (s)", lead, group="Beat")).relabel(title))
+    layout = hv.Layout(panels).cols(4)
+    return layout.opts(
+        hv.opts.Curve(width=300, height=200, backend="bokeh"),
+        hv.opts.Curve("Curve.Normal", color="gray", backend="bokeh"),
+        hv.opts.Curve("Curve.Beat", color="crimson", backend="bokeh"),
+        hv.opts.Curve("Curve.Normal", color="gray", backend="matplotlib"),
+        hv.opts.Curve("Curve.Beat", color="crimson", backend="matplotlib"),
+        hv.opts.Overlay(show_legend=False, backend="bokeh"),
+        hv.opts.Overlay(show_legend=False, fig_inches=(3.5, 2.2), backend="matplotlib"))
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def plot(record: str, paths: dict, out_dir, seg, backend) -> None:
+    """All plots of one record into ``out_dir``. ``paths``: ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``."""
+    from . import arrays
+    from .tables import read_frame, read_signal
+
+    out_dir = Path(out_dir)
+    xp = backend.xp
+    scores = read_frame(paths["scores"])
+    beats = read_frame(paths["beats"])
+    signals, fs = read_signal(paths["signal"], backend)
+    lead, x = next(iter(signals.items()))
+    flagged = scores[scores.anomaly]
+    flagged_v = backend.to_host(x[xp.asarray(flagged.peak.to_numpy())])
+    columns = {"time_s": xp.arange(x.shape[0], dtype=xp.float64) / fs, lead: x}
+    if backend.gpu:
+        frame = _gpu_frame(columns)
+    else:
+        import pandas as pd
+
+        frame = pd.DataFrame(columns)
+    save(trace_plot(frame, lead, flagged.time_s.to_numpy(), flagged_v, record), out_dir / "trace")
+    save(latent_plot(read_frame(paths["latent"]), record), out_dir / "latent")
+    save(lengths_plot(beats.length.to_numpy() / fs, seg.min_rr_s, seg.max_rr_s, record), out_dir / "lengths")
+
+    kept = scores[scores.split != "pruned"].reset_index(drop=True)  # row i of the embedding
+    rows = arrays.load(paths["embedding"], backend.gpu)
+    top = kept.nlargest(GALLERY_SIZE, "score")
+    normal_rows = np.flatnonzero(~kept.anomaly.to_numpy())
+    normal = backend.to_host(xp.median(rows[xp.asarray(normal_rows), 0, :], axis=0)) if len(normal_rows) else 0 * rows[0, 0]
+    save(gallery_plot(backend.to_host(rows[xp.asarray(top.index.to_numpy()), 0, :]), backend.to_host(normal), top, fs, lead),
+         out_dir / "gallery")
+    log.info("plot %s: 4 figures (HTML + PNG) in %s", record, out_dir)

@@ -1,0 +1,111 @@
+"""score: per-beat anomaly score from shape (VAE reconstruction error) and timing (RR intervals)
+→ ``scores.parquet`` (every detected beat) and ``latent.parquet`` (held-out beats).
+
+Both parts are ratios to their own threshold, so ``score > 1`` means anomalous and ``reason`` names the
+larger part: ``morphology`` (error above the ``score.quantile`` of the training beats' errors) or ``rhythm``
+(premature, after a pause, or a beat interval outside ``[min_rr_s, max_rr_s]``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+log = logging.getLogger("beatflow")
+
+
+@dataclass(frozen=True)
+class ScoreParams:
+    """``score.*`` config keys."""
+
+    quantile: float = 0.99
+    premature: float = 0.8  # RR below 80 % of the local median: premature
+    pause: float = 1.8  # RR above 180 % of the local median: pause
+    rr_window: int = 9  # beats in the running median RR
+    batch_size: int = 4096
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "ScoreParams":
+        return cls(**{k: cfg[k] for k in cls.__dataclass_fields__ if k in cfg})
+
+
+def rhythm_ratio(peaks: np.ndarray, length: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float,
+                 p: ScoreParams) -> np.ndarray:
+    """Timing anomaly per beat as a ratio to its threshold (> 1: anomalous)."""
+    import pandas as pd
+
+    rr = np.diff(peaks, prepend=np.nan).astype(np.float64)
+    local = pd.Series(rr).rolling(p.rr_window, center=True, min_periods=1).median().to_numpy()
+    early = np.log(local / rr) / math.log(1 / p.premature)
+    late = np.log(rr / local) / math.log(p.pause)
+    out_of_range = np.maximum(min_rr_s * fs / length, length / (max_rr_s * fs))
+    return np.nan_to_num(np.fmax(np.fmax(early, late), out_of_range), nan=0.0)
+
+
+def morphology(model, x, batch_size: int):
+    """Reconstruction error (host float64) and latent means (host) of every row of tensor ``x``."""
+    import torch
+
+    errors, means = [], []
+    with torch.inference_mode():
+        for chunk in x.split(batch_size):
+            err, mu = model.reconstruction_error(chunk)
+            errors.append(err)
+            means.append(mu)
+    return torch.cat(errors).double().cpu().numpy(), torch.cat(means).cpu().numpy()
+
+
+def score_table(beats, fs: float, morph_ratio: np.ndarray, split: np.ndarray, seg, p: ScoreParams):
+    """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, in order."""
+    import pandas as pd
+
+    rhythm = rhythm_ratio(beats.peak.to_numpy(), beats.length.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p)
+    morph = np.full(len(beats), np.nan)
+    morph[beats.kept.to_numpy()] = morph_ratio
+    score = np.fmax(morph, rhythm)
+    anomaly = score > 1
+    reason = np.where(~anomaly, "", np.where(np.nan_to_num(morph, nan=-1) >= rhythm, "morphology", "rhythm"))
+    splits = np.full(len(beats), "pruned", dtype=object)
+    splits[beats.kept.to_numpy()] = split
+    return pd.DataFrame({
+        "beat": beats.beat.to_numpy(), "peak": beats.peak.to_numpy(), "time_s": beats.peak.to_numpy() / fs,
+        "split": splits.astype(str), "score": score, "anomaly": anomaly, "reason": reason.astype(str)})
+
+
+def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> None:
+    """Score one record: ``paths`` has ``signal``, ``beats``, ``embedding``, ``model``, ``scores``, ``latent``."""
+    import pandas as pd
+
+    from . import arrays
+    from .backend import torch_device
+    from .errors import BeatflowError
+    from .model import load_model, split_indices
+    from .tables import read_frame, signal_info, write_frame
+    from .train import as_tensor
+
+    fs, _ = signal_info(paths["signal"])
+    beats = read_frame(paths["beats"], columns=["beat", "peak", "start", "length", "kept"])
+    device = torch_device(backend)
+    model, hparams = load_model(paths["model"], device)
+    rows = arrays.load(paths["embedding"], backend.gpu)
+    if rows.shape[0] != int(beats.kept.sum()) or tuple(rows.shape[1:]) != (hparams["channels"], hparams["length"]):
+        raise BeatflowError(f"embedding {tuple(rows.shape)} does not match beats.parquet "
+                            f"({int(beats.kept.sum())} kept) and the model", record=record, path=str(paths["embedding"]))
+    errors, latent = morphology(model, as_tensor(rows, backend, device), p.batch_size)
+    train_rows, test_rows = split_indices(len(errors), train_p.train_fraction, train_p.seed)
+    threshold = float(np.quantile(errors[train_rows], p.quantile))
+    split = np.full(len(errors), "test", dtype=object)
+    split[train_rows] = "train"
+    table = score_table(beats, fs, errors / threshold, split, seg, p)
+    write_frame(table, paths["scores"])
+    test_beats = beats.beat.to_numpy()[beats.kept.to_numpy()][test_rows]
+    latent_table = pd.DataFrame({"beat": test_beats,
+                                 **{f"z{i}": latent[test_rows, i] for i in range(latent.shape[1])},
+                                 "score": table.score.to_numpy()[test_beats]})
+    write_frame(latent_table, paths["latent"])
+    counts = table[table.anomaly].reason.value_counts().to_dict()
+    log.info("score %s: %d beats, %d anomalous %s, morphology threshold %.4g (quantile %.3f of training errors)",
+             record, len(table), int(table.anomaly.sum()), counts, threshold, p.quantile)

@@ -1,0 +1,33 @@
+"""What every rule script shares: logging to the rule's log file and a clear one-line error on bad input."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+from .errors import BeatflowError
+
+log = logging.getLogger("beatflow")
+
+
+def setup_logging(log_path: str | None = None) -> None:
+    """Log to stderr and, when given, to the rule's ``log:`` file."""
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_path:
+        handlers.append(logging.FileHandler(log_path, mode="w"))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True)
+
+
+def run_stage(name: str, smk, body) -> None:
+    """Run ``body(smk)`` for a Snakemake ``script:``; a :class:`BeatflowError` ends it with its message alone."""
+    setup_logging(smk.log[0] if smk.log else None)
+    record = smk.wildcards.get("record", "")
+    log.info("%s %s: start", name, record)
+    t0 = time.perf_counter()
+    try:
+        body(smk)
+    except BeatflowError as exc:
+        log.error("%s failed: %s", name, exc)
+        sys.exit(1)
+    log.info("%s %s: done in %.2f s", name, record, time.perf_counter() - t0)

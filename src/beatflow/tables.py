@@ -1,0 +1,91 @@
+"""Parquet artifacts: the signal (one float32 column per lead, ``fs`` in the key-value metadata) and the
+small per-beat tables. On the GPU the signal is read with cuDF and handed to CuPy without a copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .atomic import atomic_path
+from .errors import BeatflowError
+
+FS_KEY = b"fs"
+
+
+def read_schema(path) -> pa.Schema:
+    """The schema (with metadata) of a parquet file, from its footer only; a clear error if unreadable."""
+    try:
+        return pq.read_schema(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise BeatflowError(f"not a readable parquet file ({exc})", path=str(path)) from exc
+
+
+def signal_info(path) -> tuple[float, list[str]]:
+    """``(fs, lead names)`` of a ``signal.parquet``."""
+    schema = read_schema(path)
+    meta = schema.metadata or {}
+    if FS_KEY not in meta:
+        raise BeatflowError("signal.parquet has no 'fs' metadata", path=str(path))
+    return float(meta[FS_KEY]), list(schema.names)
+
+
+def write_signal(leads: dict, fs: float, path, gpu: bool) -> None:
+    """Write lead name → float32 array (cupy on the GPU, numpy on the CPU) with ``fs`` in the file
+    metadata, atomically. On the GPU, libcudf writes straight from device memory."""
+    with atomic_path(path) as tmp:
+        if gpu:
+            _write_signal_gpu(leads, fs, tmp)
+        else:
+            table = pa.table(leads).replace_schema_metadata({FS_KEY: repr(float(fs)).encode()})
+            pq.write_table(table, tmp)
+
+
+def _write_signal_gpu(leads: dict, fs: float, path) -> None:
+    """cudf.DataFrame.to_parquet cannot add key-value metadata; pylibcudf's writer can."""
+    import cudf
+    import pylibcudf as plc
+
+    table, _ = cudf.DataFrame(leads).to_pylibcudf()
+    meta = plc.io.types.TableInputMetadata(table)
+    for i, name in enumerate(leads):
+        meta.column_metadata[i].set_name(name)
+    options = (plc.io.parquet.ParquetWriterOptions.builder(plc.io.SinkInfo([str(path)]), table)
+               .metadata(meta)
+               .key_value_metadata([{FS_KEY.decode(): repr(float(fs))}])
+               .compression(plc.io.types.CompressionType.SNAPPY)
+               .build())
+    plc.io.parquet.write_parquet(options)
+
+
+def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, float]:
+    """Lead name → 1-D float32 array (cupy on the GPU, zero-copy from cuDF; numpy on the CPU), and ``fs``."""
+    fs, names = signal_info(path)
+    leads = names if leads is None else leads
+    try:
+        if backend.gpu:
+            import cudf
+
+            frame = cudf.read_parquet(path, columns=leads)
+            return {name: frame[name].to_cupy() for name in leads}, fs
+        table = pq.read_table(path, columns=leads)
+    except (pa.ArrowException, OSError, RuntimeError, ValueError) as exc:
+        raise BeatflowError(f"cannot read the signal ({exc})", path=str(path)) from exc
+    return {name: table.column(name).to_numpy() for name in leads}, fs
+
+
+def write_frame(frame, path) -> None:
+    """Write a small pandas table to parquet atomically (no index)."""
+    with atomic_path(Path(path)) as tmp:
+        frame.to_parquet(tmp, index=False)
+
+
+def read_frame(path, columns=None):
+    """Read a small parquet table into pandas; a clear error if the file is missing columns or corrupt."""
+    import pandas as pd
+
+    try:
+        return pd.read_parquet(path, columns=columns)
+    except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
+        raise BeatflowError(f"cannot read table ({exc})", path=str(path)) from exc

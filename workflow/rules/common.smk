@@ -1,0 +1,94 @@
+# Config and records-sheet validation, wildcard constraints, input functions. Imports nothing GPU:
+# Snakemake parses this on login nodes and in every job.
+from pathlib import Path
+
+import pandas as pd
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+validate(config, "../schemas/config.schema.yaml")
+
+if config["segment"]["min_rr_s"] >= config["segment"]["max_rr_s"]:
+    raise WorkflowError(
+        f"config: segment.min_rr_s ({config['segment']['min_rr_s']}) must be below segment.max_rr_s "
+        f"({config['segment']['max_rr_s']})"
+    )
+
+RECORD_NAME = "[A-Za-z0-9_.-]+"
+
+
+wildcard_constraints:
+    record=RECORD_NAME,
+
+
+# The built-in demo (an empty records sheet): a synthetic record with truth, made by rule demo_record.
+DEMO = {
+    "record": "demo",
+    "path": "resources/demo/demo.csv",
+    "fs": 250.0,
+    "leads": "MLII,V1",
+    "truth": "resources/demo/truth.csv",
+}
+
+
+def load_records(sheet_path):
+    """The records sheet as a DataFrame indexed by record; the demo record if the sheet has no rows."""
+    if not Path(sheet_path).exists():
+        raise WorkflowError(f"records sheet {sheet_path} not found (config key 'records')")
+    sheet = pd.read_csv(sheet_path, sep="\t", comment="#", dtype=str, keep_default_na=False)
+    missing = {"record", "path"} - set(sheet.columns)
+    if missing:
+        raise WorkflowError(f"records sheet {sheet_path}: missing column(s) {sorted(missing)}")
+    if sheet.empty:
+        sheet = pd.DataFrame([DEMO]).astype(str)
+    for column in ("fs", "leads", "truth"):
+        if column not in sheet.columns:
+            sheet[column] = ""
+    sheet = sheet.map(str.strip)
+    bad = sheet.loc[~sheet.record.str.fullmatch(RECORD_NAME), "record"].tolist()
+    if bad:
+        raise WorkflowError(f"records sheet {sheet_path}: record names must match {RECORD_NAME}: {bad}")
+    duplicated = sorted(set(sheet.record[sheet.record.duplicated()]))
+    if duplicated:
+        raise WorkflowError(f"records sheet {sheet_path}: duplicate record names {duplicated}")
+    sheet["fs"] = pd.to_numeric(sheet.fs.replace("", None), errors="coerce")
+    validate(sheet, "../schemas/records.schema.yaml")
+    return sheet.set_index("record", drop=False)
+
+
+RECORDS = load_records(config["records"])
+
+
+def record_path(wildcards):
+    return RECORDS.loc[wildcards.record, "path"]
+
+
+def record_fs(wildcards):
+    fs = RECORDS.loc[wildcards.record, "fs"]
+    return None if pd.isna(fs) else float(fs)
+
+
+def record_leads(wildcards):
+    leads = RECORDS.loc[wildcards.record, "leads"]
+    return [lead.strip() for lead in leads.split(",") if lead.strip()] or None
+
+
+def record_truth(wildcards):
+    return RECORDS.loc[wildcards.record, "truth"]
+
+
+PLOTS = ("latent", "trace", "lengths", "gallery")
+
+
+def record_outputs(record):
+    """Every final file of one record."""
+    base = f"results/{record}"
+    outputs = [f"{base}/scores.parquet", f"{base}/latent.parquet"]
+    outputs += [f"{base}/plots/{name}.{ext}" for name in PLOTS for ext in ("html", "png")]
+    if RECORDS.loc[record, "truth"]:
+        outputs.append(f"{base}/evaluation.json")
+    return outputs
+
+
+def all_outputs():
+    return [path for record in RECORDS.index for path in record_outputs(record)]

@@ -1,0 +1,19 @@
+rule embed:
+    """Kept beats → fixed-length zero-padded rows, all leads as channels → embedding.npy (kvikio on GPU)."""
+    input:
+        signal="results/{record}/signal.parquet",
+        beats="results/{record}/beats.parquet",
+    output:
+        "results/{record}/embedding.npy",
+    params:
+        embed=config["embed"],
+    log:
+        "logs/{record}/embed.log",
+    benchmark:
+        "logs/{record}/embed.benchmark.tsv"
+    resources:
+        gpu=1,
+    conda:
+        "../../environment.yml"
+    script:
+        "../../scripts/embed.py"

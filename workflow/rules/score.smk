@@ -1,0 +1,24 @@
+rule score:
+    """Per-beat anomaly score (shape and timing) → scores.parquet, latent.parquet."""
+    input:
+        signal="results/{record}/signal.parquet",
+        beats="results/{record}/beats.parquet",
+        embedding="results/{record}/embedding.npy",
+        model="results/{record}/model.pt",
+    output:
+        scores="results/{record}/scores.parquet",
+        latent="results/{record}/latent.parquet",
+    params:
+        score=config["score"],
+        train=config["train"],
+        segment=config["segment"],
+    log:
+        "logs/{record}/score.log",
+    benchmark:
+        "logs/{record}/score.benchmark.tsv"
+    resources:
+        gpu=1,
+    conda:
+        "../../environment.yml"
+    script:
+        "../../scripts/score.py"

@@ -1,0 +1,18 @@
+rule segment:
+    """First lead → Ricker response (FFT) → NMS (Numba) → R peaks → beats.parquet."""
+    input:
+        signal="results/{record}/signal.parquet",
+    output:
+        "results/{record}/beats.parquet",
+    params:
+        segment=config["segment"],
+    log:
+        "logs/{record}/segment.log",
+    benchmark:
+        "logs/{record}/segment.benchmark.tsv"
+    resources:
+        gpu=1,
+    conda:
+        "../../environment.yml"
+    script:
+        "../../scripts/segment.py"

@@ -1,0 +1,18 @@
+rule train:
+    """Convolutional VAE on train.train_fraction of the embedded beats → model.pt."""
+    input:
+        embedding="results/{record}/embedding.npy",
+    output:
+        "results/{record}/model.pt",
+    params:
+        train=config["train"],
+    log:
+        "logs/{record}/train.log",
+    benchmark:
+        "logs/{record}/train.benchmark.tsv"
+    resources:
+        gpu=1,
+    conda:
+        "../../environment.yml"
+    script:
+        "../../scripts/train.py"
