@@ -2,11 +2,10 @@
 
 Each algorithm is a plain per-element function (``_local_max_at``, ``_embed_at``) compiled once as an
 inlined CPU function and once as a CUDA device function, so the two backends cannot drift apart.
-The CUDA kernels are built on first use: importing this module never touches ``numba.cuda``.
+The CUDA kernels live in :mod:`beatflow.cuda_kernels`, imported on first GPU use only, so importing this
+module never touches ``numba.cuda``.
 Under ``NUMBA_ENABLE_CUDASIM=1`` the CUDA kernels run in Numba's simulator (CI checks them there).
 """
-
-from functools import lru_cache
 
 import numba
 import numpy as np
@@ -31,12 +30,12 @@ def _embed_at(x, starts, lengths, out, b, c):
     width = out.shape[2]
     s = starts[b]
     m = min(lengths[b], width, x.shape[1] - s)
-    acc = 0.0
+    acc = np.float64(0.0)  # explicit float64: the same arithmetic under njit, CUDA and the simulator
     for t in range(m):
-        acc += x[c, s + t]
-    mean = acc / m if m > 0 else 0.0
+        acc += np.float64(x[c, s + t])
+    mean = acc / m if m > 0 else np.float64(0.0)
     for t in range(m):
-        out[b, c, t] = x[c, s + t] - mean
+        out[b, c, t] = np.float64(x[c, s + t]) - mean
     for t in range(max(m, 0), width):
         out[b, c, t] = 0.0
 
@@ -58,30 +57,6 @@ def _embed_cpu_kernel(x, starts, lengths, out):
         _embed_cpu(x, starts, lengths, out, k // channels, k % channels)
 
 
-@lru_cache(maxsize=None)
-def cuda_kernels():
-    """Compile (once per process) and return ``(nms, embed)`` CUDA kernels."""
-    from numba import cuda
-
-    local_max = cuda.jit(device=True)(_local_max_at)
-    embed_at = cuda.jit(device=True)(_embed_at)
-
-    @cuda.jit
-    def nms(r, half, out):
-        i = cuda.grid(1)
-        if i < r.shape[0]:
-            out[i] = local_max(r, i, half)
-
-    @cuda.jit
-    def embed(x, starts, lengths, out):
-        k = cuda.grid(1)
-        channels = out.shape[1]
-        if k < out.shape[0] * channels:
-            embed_at(x, starts, lengths, out, k // channels, k % channels)
-
-    return nms, embed
-
-
 def _blocks(n: int) -> int:
     return max(1, (n + THREADS - 1) // THREADS)
 
@@ -95,7 +70,8 @@ def nms_cpu(r: np.ndarray, half: int) -> np.ndarray:
 
 def nms_cuda(r, half: int, out) -> None:
     """Fill ``out`` (device bool array, len(r)) with the NMS mask of device array ``r``."""
-    nms, _ = cuda_kernels()
+    from .cuda_kernels import nms
+
     nms[_blocks(r.shape[0]), THREADS](r, int(half), out)
 
 
@@ -108,5 +84,6 @@ def embed_cpu(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int
 
 def embed_cuda(x, starts, lengths, out) -> None:
     """Fill device array ``out`` ``[beats, channels, width]`` from device signal ``x`` ``[channels, n]``."""
-    _, embed = cuda_kernels()
+    from .cuda_kernels import embed
+
     embed[_blocks(out.shape[0] * out.shape[1]), THREADS](x, starts, lengths, out)

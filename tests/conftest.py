@@ -1,0 +1,71 @@
+"""Shared fixtures. Without a GPU, Numba's CUDA simulator stands in, so the CUDA kernels are still tested."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HAS_GPU = shutil.which("nvidia-smi") is not None and subprocess.run(
+    ["nvidia-smi", "-L"], capture_output=True).returncode == 0
+if not HAS_GPU:
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT_FILES = ("Snakefile", "workflow", "scripts", "config")
+
+
+@pytest.fixture(scope="session")
+def cpu():
+    from beatflow.backend import select_backend
+
+    return select_backend("cpu")
+
+
+@pytest.fixture(scope="session")
+def gpu():
+    from beatflow.backend import select_backend
+    from beatflow.errors import BackendError
+
+    try:
+        return select_backend("gpu")
+    except BackendError as exc:
+        pytest.skip(f"no GPU backend: {exc}")
+
+
+@pytest.fixture(scope="session")
+def short_record(tmp_path_factory):
+    """A 10-minute synthetic 2-lead record with truth: ``(csv, truth, spec)``."""
+    from beatflow.synth import SynthSpec, write_record
+
+    d = tmp_path_factory.mktemp("record")
+    spec = SynthSpec(duration_s=600, seed=3)
+    write_record(spec, d / "ecg.csv", d / "truth.csv")
+    return d / "ecg.csv", d / "truth.csv", spec
+
+
+def copy_project(dest: Path) -> Path:
+    """A copy of the workflow (not of results) in ``dest``, as a user's checkout would be."""
+    for name in PROJECT_FILES:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
+    return dest
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the snakemake of this interpreter's environment in ``workdir``."""
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1", *args]
+    result = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
+    return result
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """The demo workflow run once, end to end, in a temporary copy of the project."""
+    workdir = copy_project(tmp_path_factory.mktemp("demo"))
+    snakemake(workdir)
+    return workdir
