@@ -1,0 +1,100 @@
+"""Time the whole workflow and each rule on one or more backends, and write the figures as JSON.
+
+    python benchmarks/run_workflow.py --devices gpu cpu --out benchmarks/results/demo-h200.json [--records SHEET]
+
+Each backend runs in a fresh copy of the project (clean results/) with
+``snakemake --cores N --resources gpu=1 --config device=...``; per-rule seconds come from Snakemake's
+``benchmark:`` files. Also records the device, library versions and the record's size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("numpy", "pandas", "pyarrow", "numba", "numba-cuda", "torch", "cupy-cuda13x", "cudf-cu13",
+            "kvikio-cu13", "rmm-cu13", "snakemake", "holoviews", "datashader", "bokeh")
+
+
+def versions() -> dict:
+    found = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def device_name() -> str:
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        return out or "no GPU"
+    except (OSError, subprocess.CalledProcessError):
+        return f"CPU only ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
+
+
+def run_backend(device: str, cores: int, extra: list[str], keep: Path | None) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for name in ("Snakefile", "workflow", "scripts", "config"):
+            src = ROOT / name
+            (shutil.copytree if src.is_dir() else shutil.copy2)(src, work / name)
+        for name in ("resources", "data"):  # reuse generated inputs (demo, synthetic records)
+            if (ROOT / name).exists():
+                shutil.copytree(ROOT / name, work / name, symlinks=True)
+        cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--resources", "gpu=1",
+               "--config", f"device={device}", *extra]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if keep is not None:
+            dest = keep / device
+            shutil.rmtree(dest, ignore_errors=True)
+            shutil.copytree(work / "logs", dest / "logs", dirs_exist_ok=True)
+            (dest / "snakemake.stderr").write_text(proc.stderr)
+        if proc.returncode != 0:
+            raise SystemExit(f"{device}: snakemake failed\n{proc.stderr[-5000:]}")
+        stages: dict[str, dict[str, float]] = {}
+        for bench in sorted((work / "logs").glob("*/*.benchmark.tsv")):
+            lines = bench.read_text().splitlines()
+            stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = float(lines[1].split("\t")[0])
+        evaluations = {p.parent.name: json.loads(p.read_text()) for p in (work / "results").glob("*/evaluation.json")}
+        return {"wall_s": wall, "stages_s": stages, "evaluation": evaluations}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--devices", nargs="+", default=["cpu"], choices=["gpu", "cpu", "auto"])
+    p.add_argument("--cores", type=int, default=os.cpu_count())
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--keep-logs", type=Path, help="copy each run's logs/ here")
+    p.add_argument("snakemake_args", nargs="*", help="extra snakemake arguments (after --)")
+    a = p.parse_args()
+    results = {d: run_backend(d, a.cores, a.snakemake_args, a.keep_logs) for d in a.devices}
+    report = {
+        "device": device_name(), "versions": versions(), "cores": a.cores,
+        "workflow_wall_s": {d: r["wall_s"] for d, r in results.items()},
+        "stages_s": {d: r["stages_s"] for d, r in results.items()},
+        "evaluation": {d: r["evaluation"] for d, r in results.items()},
+    }
+    if {"gpu", "cpu"} <= results.keys():
+        report["cpu_over_gpu"] = results["cpu"]["wall_s"] / results["gpu"]["wall_s"]
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({k: report[k] for k in ("device", "workflow_wall_s", "stages_s")}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+import logging
+import sys
+
+import pytest
+
+from beatflow.backend import select_backend
+from beatflow.errors import BackendError
+from conftest import HAS_GPU
+
+
+def test_cpu_backend_uses_numpy_and_never_imports_the_gpu_stack():
+    import numpy
+
+    backend = select_backend("cpu")
+    assert backend.name == "cpu" and backend.xp is numpy and not backend.gpu
+
+
+def test_importing_beatflow_imports_no_gpu_or_heavy_library():
+    import subprocess
+
+    code = ("import sys, beatflow, beatflow.backend, beatflow.kernels, beatflow.segment, beatflow.ingest; "
+            "print(sorted(m for m in ('cupy','cudf','kvikio','rmm','torch','holoviews','numba.cuda') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_unknown_device_is_an_error():
+    with pytest.raises(BackendError, match="auto, gpu or cpu"):
+        select_backend("tpu")
+
+
+def test_environment_overrides_config(monkeypatch):
+    monkeypatch.setenv("BEATFLOW_DEVICE", "cpu")
+    assert select_backend("gpu").name == "cpu"
+
+
+@pytest.mark.skipif(HAS_GPU, reason="needs a machine without a GPU")
+def test_gpu_without_gpu_stops_with_a_clear_error():
+    with pytest.raises(BackendError, match="device: gpu was requested but .*set device: cpu or auto"):
+        select_backend("gpu")
+
+
+@pytest.mark.skipif(HAS_GPU, reason="needs a machine without a GPU")
+def test_auto_without_gpu_falls_back_to_cpu_with_one_warning(caplog):
+    with caplog.at_level(logging.WARNING, logger="beatflow"):
+        backend = select_backend("auto")
+    assert backend.name == "cpu"
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "running on the CPU" in warnings[0].getMessage()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="needs a GPU")
+def test_auto_with_gpu_takes_the_gpu():
+    import cupy
+
+    backend = select_backend("auto")
+    assert backend.gpu and backend.xp is cupy

@@ -1,0 +1,93 @@
+"""The GPU backend against the CPU backend on the same inputs (skipped without a GPU)."""
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from beatflow import arrays
+from beatflow.embed import embed
+from beatflow.ingest import ingest
+from beatflow.segment import SegmentParams, segment
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def both(short_record, tmp_path_factory, cpu, gpu):
+    """ingest → segment → embed of one record on each backend: ``{"cpu": dir, "gpu": dir}``."""
+    csv, _, _ = short_record
+    out = {}
+    for name, backend in (("cpu", cpu), ("gpu", gpu)):
+        d = tmp_path_factory.mktemp(name)
+        ingest("r", csv, 250.0, ["MLII", "V1"], d / "signal.parquet", backend)
+        segment("r", d / "signal.parquet", d / "beats.parquet", SegmentParams(), backend)
+        embed("r", d / "signal.parquet", d / "beats.parquet", d / "embedding.npy", 1.0, backend)
+        out[name] = d
+    return out
+
+
+def test_ingest_gpu_writes_the_same_signal(both):
+    cpu_table, gpu_table = (pq.read_table(both[k] / "signal.parquet") for k in ("cpu", "gpu"))
+    assert gpu_table.schema.metadata[b"fs"] == cpu_table.schema.metadata[b"fs"] == b"250.0"
+    assert gpu_table.column_names == cpu_table.column_names == ["MLII", "V1"]
+    for name in cpu_table.column_names:
+        np.testing.assert_array_equal(gpu_table.column(name).to_numpy(), cpu_table.column(name).to_numpy())
+
+
+def test_segment_gpu_finds_the_same_beats(both):
+    cpu_beats, gpu_beats = (pd.read_parquet(both[k] / "beats.parquet") for k in ("cpu", "gpu"))
+    pd.testing.assert_frame_equal(gpu_beats, cpu_beats)
+
+
+def test_embed_gpu_rows_equal_cpu_and_load_with_numpy(both):
+    cpu_rows, gpu_rows = (np.load(both[k] / "embedding.npy") for k in ("cpu", "gpu"))
+    assert gpu_rows.dtype == np.float32 and gpu_rows.shape == cpu_rows.shape
+    np.testing.assert_allclose(gpu_rows, cpu_rows, rtol=0, atol=1e-6)
+
+
+def test_kvikio_round_trip(tmp_path, gpu):
+    import cupy
+
+    a = cupy.random.default_rng(1).standard_normal((33, 2, 250), dtype=cupy.float32)
+    arrays.save(tmp_path / "a.npy", a, gpu=True)
+    b = arrays.load(tmp_path / "a.npy", gpu=True)
+    assert isinstance(b, cupy.ndarray)
+    cupy.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), a.get())
+
+
+def test_dlpack_hands_device_memory_to_torch_without_copy(gpu):
+    import cupy
+    import torch
+
+    from beatflow.backend import torch_device
+    from beatflow.train import as_tensor
+
+    rows = cupy.ones((4, 2, 8), dtype=cupy.float32)
+    t = as_tensor(rows, gpu, torch_device(gpu))
+    assert t.is_cuda and t.data_ptr() == rows.data.ptr
+
+
+def test_train_score_plot_on_gpu(both, gpu, short_record):
+    from beatflow.evaluate import write_evaluation
+    from beatflow.plots import plot
+    from beatflow.score import ScoreParams, score
+    from beatflow.train import TrainParams, train
+
+    d = both["gpu"]
+    p = TrainParams(epochs=3)
+    train("r", d / "embedding.npy", d / "model.pt", p, gpu)
+    paths = {k: d / f"{k}.{ext}" for k, ext in
+             (("signal", "parquet"), ("beats", "parquet"), ("embedding", "npy"), ("model", "pt"),
+              ("scores", "parquet"), ("latent", "parquet"))}
+    score("r", paths, SegmentParams(), p, ScoreParams(), gpu)
+    scores = pd.read_parquet(paths["scores"])
+    assert np.isfinite(scores.score).all() and set(scores.split) == {"train", "test", "pruned"} - (
+        set() if (~pd.read_parquet(paths["beats"]).kept).any() else {"pruned"})
+    result = write_evaluation("r", short_record[1], paths["scores"], paths["signal"], d / "evaluation.json")
+    assert result["sensitivity"] >= 0.99 and result["ppv"] >= 0.99
+    plot("r", paths, d / "plots", SegmentParams(), gpu)
+    for name in ("latent", "trace", "lengths", "gallery"):
+        assert (d / "plots" / f"{name}.png").stat().st_size > 1000
+        assert (d / "plots" / f"{name}.html").stat().st_size > 1000
