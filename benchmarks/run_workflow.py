@@ -48,7 +48,7 @@ def device_name() -> str:
 def run_backend(device: str, cores: int, extra: list[str], keep: Path | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for name in ("Snakefile", "workflow", "scripts", "config"):
+        for name in ("Snakefile", "workflow", "scripts", "config", "environment.yml"):
             src = ROOT / name
             (shutil.copytree if src.is_dir() else shutil.copy2)(src, work / name)
         for name in ("resources", "data"):  # reuse generated inputs (demo, synthetic records)

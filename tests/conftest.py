@@ -14,7 +14,7 @@ if not HAS_GPU:
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT_FILES = ("Snakefile", "workflow", "scripts", "config")
+PROJECT_FILES = ("Snakefile", "workflow", "scripts", "config", "environment.yml")
 
 
 @pytest.fixture(scope="session")

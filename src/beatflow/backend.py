@@ -32,7 +32,7 @@ class Backend:
 
     def to_host(self, array):
         """A small array (a table column, plot data) as numpy; bulk arrays stay where they are."""
-        return array.get() if self.gpu else array
+        return self.xp.asnumpy(array) if self.gpu else array
 
 
 def _probe_gpu() -> str:

@@ -49,23 +49,28 @@ def _read_cpu(path: Path, columns: list[str], csv: bool) -> dict:
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    types = {c: (pa.float64() if c == TIME else pa.float32()) for c in columns}
     try:
         if csv:
-            options = pacsv.ConvertOptions(include_columns=columns, column_types=types)
+            options = pacsv.ConvertOptions(include_columns=columns, column_types=dict.fromkeys(columns, pa.float64()))
             table = pacsv.read_csv(path, convert_options=options)
         else:
-            table = pq.read_table(path, columns=columns).cast(pa.schema(list(types.items())))
+            table = pq.read_table(path, columns=columns).cast(pa.schema([(c, pa.float64()) for c in columns]))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
         raise BeatflowError(f"cannot parse the file: {exc}") from exc
-    return {c: table.column(c).to_numpy() for c in columns}
+    return {c: _as_float32(table.column(c).to_numpy(), c) for c in columns}
+
+
+def _as_float32(values, column: str):
+    """Leads are parsed as float64 and rounded once to float32: cuDF and pyarrow then agree to the bit
+    (cuDF's direct float32 parse can differ from pyarrow's by one ulp)."""
+    return values if column == TIME else values.astype("float32")
 
 
 def _read_gpu(path: Path, columns: list[str], csv: bool) -> dict:
     """Columns as cupy arrays, parsed by cuDF on the device (zero-copy hand-off to CuPy)."""
     import cudf
 
-    dtypes = {c: ("float64" if c == TIME else "float32") for c in columns}
+    dtypes = dict.fromkeys(columns, "float64")
     try:
         if csv:
             frame = cudf.read_csv(path, usecols=columns, dtype=dtypes)
@@ -76,7 +81,7 @@ def _read_gpu(path: Path, columns: list[str], csv: bool) -> dict:
     nulls = {c: int(frame[c].null_count) for c in columns if frame[c].null_count}
     if nulls:
         raise BeatflowError(f"non-numeric or empty values (count per column: {nulls})")
-    return {c: frame[c].to_cupy() for c in columns}
+    return {c: _as_float32(frame[c].to_cupy(), c) for c in columns}
 
 
 def read_source(path: Path, leads: list[str] | None, gpu: bool) -> tuple[dict, list[str]]:

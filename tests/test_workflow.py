@@ -1,0 +1,140 @@
+"""The demo workflow end to end (in a temporary copy of the project), checked against DESIGN.md's contracts."""
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from conftest import copy_project, snakemake
+
+pytestmark = pytest.mark.workflow
+
+
+def results(run):
+    return run / "results" / "demo"
+
+
+def test_signal_contract(demo_run):
+    table = pq.read_table(results(demo_run) / "signal.parquet")
+    assert table.column_names == ["MLII", "V1"]
+    assert all(str(t) == "float" for t in table.schema.types)  # float32
+    assert float(table.schema.metadata[b"fs"]) == 250.0
+    assert table.num_rows == 30 * 60 * 250
+
+
+def test_beats_contract(demo_run):
+    beats = pd.read_parquet(results(demo_run) / "beats.parquet")
+    assert list(beats.columns) == ["beat", "peak", "start", "length", "kept"]
+    assert beats.peak.dtype == np.int64 and beats.start.dtype == np.int64 and beats.kept.dtype == bool
+    assert (beats.beat == np.arange(len(beats))).all() and (np.diff(beats.peak) > 0).all()
+    assert (beats.length.iloc[:-1].to_numpy() == np.diff(beats.peak)).all()
+    assert 1800 < len(beats) < 2400  # ~70 bpm for 30 min
+
+
+def test_embedding_contract(demo_run):
+    beats = pd.read_parquet(results(demo_run) / "beats.parquet")
+    rows = np.load(results(demo_run) / "embedding.npy")
+    assert rows.dtype == np.float32 and rows.shape == (beats.kept.sum(), 2, 250)
+
+
+def test_model_contract(demo_run):
+    saved = torch.load(results(demo_run) / "model.pt", weights_only=True)
+    assert saved["hparams"]["latent_dim"] == 8 and saved["hparams"]["train_fraction"] == 0.75
+    assert len(saved["loss_per_epoch"]) == 20 and saved["loss_per_epoch"][-1] < saved["loss_per_epoch"][0]
+    assert "to_mu.weight" in saved["state_dict"]
+
+
+def test_scores_contract(demo_run):
+    beats = pd.read_parquet(results(demo_run) / "beats.parquet")
+    scores = pd.read_parquet(results(demo_run) / "scores.parquet")
+    assert list(scores.columns) == ["beat", "peak", "time_s", "split", "score", "anomaly", "reason"]
+    assert (scores.beat == beats.beat).all() and (scores.peak == beats.peak).all()
+    np.testing.assert_allclose(scores.time_s, scores.peak / 250.0)
+    assert set(scores.split) <= {"train", "test", "pruned"}
+    assert ((scores.split == "pruned") == ~beats.kept).all()
+    kept = scores[scores.split != "pruned"]
+    assert (kept.split == "train").mean() == pytest.approx(0.75, abs=0.01)
+    assert set(scores.reason) <= {"", "morphology", "rhythm"}
+    assert ((scores.reason != "") == scores.anomaly).all() and (scores.anomaly == (scores.score > 1)).all()
+
+
+def test_latent_contract(demo_run):
+    scores = pd.read_parquet(results(demo_run) / "scores.parquet")
+    latent = pd.read_parquet(results(demo_run) / "latent.parquet")
+    assert list(latent.columns) == ["beat", *[f"z{i}" for i in range(8)], "score"]
+    test = scores[scores.split == "test"]
+    assert latent.beat.tolist() == test.beat.tolist()
+    np.testing.assert_allclose(latent.score, test.score)
+
+
+def test_plots_exist(demo_run):
+    for name in ("latent", "trace", "lengths", "gallery"):
+        png = results(demo_run) / "plots" / f"{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert "<html" in (results(demo_run) / "plots" / f"{name}.html").read_text()[:2000].lower()
+
+
+def test_evaluation_on_demo_truth(demo_run):
+    e = json.loads((results(demo_run) / "evaluation.json").read_text())
+    assert e["sensitivity"] >= 0.99 and e["ppv"] >= 0.99 and e["f1"] >= 0.99
+    assert e["auroc"] > 0.95
+    assert e["per_label"]["V"]["flagged"] > 0.9
+
+
+def test_every_rule_logs_its_backend(demo_run):
+    for rule in ("ingest", "segment", "embed", "train", "score", "plot"):
+        assert re.search(r"backend: (cpu|gpu)", (demo_run / "logs" / "demo" / f"{rule}.log").read_text()), rule
+
+
+def test_report_builds(demo_run):
+    snakemake(demo_run, "--report", "report.html")
+    html = (demo_run / "report.html").read_text()
+    assert len(html) > 100_000 and "gallery" in html
+
+
+def test_lint_is_clean(demo_run):
+    out = snakemake(demo_run, "--lint", check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Lints for" not in out.stdout + out.stderr
+
+
+def scheduled(run, *args) -> set[str]:
+    """Rules a dry run would execute."""
+    out = snakemake(run, "--dry-run", *args).stdout
+    table = out.split("Job stats:")[1] if "Job stats:" in out else ""
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+$", table, re.M)} - {"total", "all"}
+
+
+@pytest.fixture
+def edited_run(demo_run):
+    """The finished demo run with config.yaml restored after the test."""
+    config = demo_run / "config" / "config.yaml"
+    original = config.read_text()
+    yield demo_run, config
+    config.write_text(original)
+
+
+def test_nothing_to_do_after_a_complete_run(demo_run):
+    assert scheduled(demo_run) == set()
+
+
+def test_segment_edit_reruns_segment_and_downstream_not_ingest(edited_run):
+    run, config = edited_run
+    config.write_text(config.read_text().replace("nms_window_s: 0.2 ", "nms_window_s: 0.25 "))
+    assert scheduled(run) == {"segment", "embed", "train", "score", "plot", "evaluate"}
+
+
+def test_train_edit_reruns_train_and_downstream_not_segment(edited_run):
+    run, config = edited_run
+    config.write_text(config.read_text().replace("epochs: 20", "epochs: 21"))
+    assert scheduled(run) == {"train", "score", "plot", "evaluate"}
+
+
+def test_bad_config_value_is_rejected_before_any_job(tmp_path):
+    run = copy_project(tmp_path)
+    out = snakemake(run, "--dry-run", "--config", "device=tpu", check=False)
+    assert out.returncode != 0 and "tpu" in out.stdout + out.stderr
