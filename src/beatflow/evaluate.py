@@ -55,19 +55,23 @@ def evaluate(truth, scores, fs: float) -> dict:
     tp = len(ti)
     sens = tp / len(true) if len(true) else 0.0
     ppv = tp / len(detected) if len(detected) else 0.0
-    labels = truth["label"].astype(str).to_numpy()[ti]
+    all_labels = truth["label"].astype(str).to_numpy()
+    labels = all_labels[ti]
     matched_scores = scores["score"].to_numpy()[di]
+    flagged = scores["anomaly"].to_numpy()[di]
     normal = matched_scores[labels == "N"]
-    per_label = {lab: {"n": int((labels == lab).sum()),
-                       "auroc": auroc(matched_scores[labels == lab], normal),
-                       "flagged": float(scores["anomaly"].to_numpy()[di][labels == lab].mean())}
-                 for lab in sorted(set(labels) - {"N"})}
+    per_label = {}
+    for lab in sorted(set(all_labels) - {"N"}):
+        here = labels == lab
+        per_label[lab] = {"n": int((all_labels == lab).sum()), "detected": int(here.sum()),
+                          "auroc": auroc(matched_scores[here], normal),
+                          "flagged": float(flagged[here].mean()) if here.any() else None}
     return {
         "tolerance_s": TOLERANCE_S, "n_true": int(len(true)), "n_detected": int(len(detected)),
         "true_positives": tp, "false_positives": int(len(detected) - tp), "false_negatives": int(len(true) - tp),
         "sensitivity": sens, "ppv": ppv, "f1": 2 * sens * ppv / (sens + ppv) if sens + ppv else 0.0,
         "auroc": auroc(matched_scores[labels != "N"], normal),
-        "normal_flagged": float(scores["anomaly"].to_numpy()[di][labels == "N"].mean()) if len(normal) else None,
+        "normal_flagged": float(flagged[labels == "N"].mean()) if len(normal) else None,
         "per_label": per_label,
     }
 

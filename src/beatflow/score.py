@@ -41,7 +41,8 @@ def rhythm_ratio(peaks: np.ndarray, length: np.ndarray, fs: float, min_rr_s: flo
     local = pd.Series(rr).rolling(p.rr_window, center=True, min_periods=1).median().to_numpy()
     early = np.log(local / rr) / math.log(1 / p.premature)
     late = np.log(rr / local) / math.log(p.pause)
-    out_of_range = np.maximum(min_rr_s * fs / length, length / (max_rr_s * fs))
+    ratio = np.maximum(min_rr_s * fs / length, length / (max_rr_s * fs))
+    out_of_range = np.where(ratio > 1, ratio, 0.0)
     return np.nan_to_num(np.fmax(np.fmax(early, late), out_of_range), nan=0.0)
 
 

@@ -1,0 +1,56 @@
+import numpy as np
+import pytest
+import torch
+
+from beatflow.errors import BeatflowError
+from beatflow.model import ConvVAE, load_model, save_model, split_indices
+from beatflow.train import TrainParams, fit
+
+
+def test_split_is_seeded_disjoint_and_sized():
+    train, test = split_indices(1000, 0.75, seed=3)
+    assert len(train) == 750 and len(test) == 250 and not set(train) & set(test)
+    assert (np.sort(np.concatenate([train, test])) == np.arange(1000)).all()
+    again, _ = split_indices(1000, 0.75, seed=3)
+    other, _ = split_indices(1000, 0.75, seed=4)
+    assert (again == train).all() and not (other == train).all()
+
+
+@pytest.mark.parametrize("length", [250, 257, 8])
+def test_vae_shapes_for_any_length(length):
+    model = ConvVAE(2, length, 5).eval()
+    x = torch.randn(3, 2, length)
+    recon, mu, logvar = model(x)
+    assert recon.shape == x.shape and mu.shape == logvar.shape == (3, 5)
+
+
+def test_training_learns_and_is_reproducible():
+    t = torch.linspace(0, 1, 64)
+    base = torch.exp(-((t - 0.3) / 0.03) ** 2)
+    x = (base[None, None, :] * (1 + 0.1 * torch.randn(256, 1, 1, generator=torch.Generator().manual_seed(0))))
+    p = TrainParams(epochs=15, batch_size=32, latent_dim=2, seed=1)
+    model, history = fit(x, p, torch.device("cpu"))
+    _, again = fit(x, p, torch.device("cpu"))
+    assert history == again and history[-1] < 0.3 * history[0]
+    with torch.inference_mode():
+        normal, _ = model.reconstruction_error(x[:8])
+        odd, _ = model.reconstruction_error(torch.roll(x[:8], 20, dims=2))
+    assert odd.min() > normal.max()  # a shifted beat is a worse fit than the beats it learned
+
+
+def test_save_load_round_trip_with_weights_only(tmp_path):
+    model = ConvVAE(2, 40, 3, scale=torch.tensor([2.0, 0.5]))
+    save_model(model, {"channels": 2, "length": 40, "latent_dim": 3}, [1.0, 0.5], tmp_path / "m.pt")
+    loaded, hparams = load_model(tmp_path / "m.pt", torch.device("cpu"))
+    assert hparams["latent_dim"] == 3 and torch.equal(loaded.scale, torch.tensor([2.0, 0.5]))
+    x = torch.randn(2, 2, 40)
+    torch.testing.assert_close(loaded.reconstruction_error(x)[0], model.eval().reconstruction_error(x)[0])
+
+
+def test_foreign_or_truncated_model_is_a_clear_error(tmp_path):
+    (tmp_path / "bad.pt").write_bytes(b"garbage")
+    with pytest.raises(BeatflowError, match="not a beatflow model"):
+        load_model(tmp_path / "bad.pt", torch.device("cpu"))
+    torch.save({"something": 1}, tmp_path / "other.pt")
+    with pytest.raises(BeatflowError, match="not a beatflow model"):
+        load_model(tmp_path / "other.pt", torch.device("cpu"))

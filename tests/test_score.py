@@ -1,0 +1,45 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from beatflow.score import ScoreParams, rhythm_ratio, score_table
+from beatflow.segment import SegmentParams
+
+FS = 100.0
+
+
+def test_regular_rhythm_scores_zero():
+    peaks = np.arange(20) * 80
+    r = rhythm_ratio(peaks, np.full(20, 80), FS, 0.25, 3.0, ScoreParams())
+    assert (r == 0).all()
+
+
+def test_premature_beat_and_pause_known_answers():
+    rr = np.full(21, 100)
+    rr[10] = 70  # premature: 70 % of the local median RR
+    rr[15] = 200  # a pause: twice the median
+    peaks = np.cumsum(rr)
+    length = np.diff(peaks, append=peaks[-1] + 100)
+    r = rhythm_ratio(peaks, length, FS, 0.25, 3.0, ScoreParams())
+    assert r[10] == pytest.approx(np.log(1 / 0.7) / np.log(1 / 0.8))
+    assert r[15] == pytest.approx(np.log(2.0) / np.log(1.8))
+    assert r[11] == 0 and (r[[10, 15]] > 1).all() and (np.delete(r, [10, 15]) <= 1).all()
+
+
+def test_out_of_range_length_is_a_rhythm_anomaly():
+    peaks = np.array([0, 100, 200, 700, 800])
+    r = rhythm_ratio(peaks, np.diff(peaks, append=900), FS, 0.25, 3.0, ScoreParams())
+    assert r[2] == pytest.approx(5.0 / 3.0)  # 5 s to the next beat against max_rr_s = 3
+
+
+def test_score_table_combines_shape_and_timing():
+    beats = pd.DataFrame({"beat": np.arange(6), "peak": np.arange(6) * 100, "start": np.arange(6) * 100,
+                          "length": np.full(6, 100), "kept": [False, True, True, True, True, False]})
+    morph = np.array([0.5, 3.0, 0.2, 0.9])
+    split = np.array(["train", "test", "train", "test"], dtype=object)
+    table = score_table(beats, FS, morph, split, SegmentParams(), ScoreParams())
+    assert table.split.tolist() == ["pruned", "train", "test", "train", "test", "pruned"]
+    assert table.reason.tolist() == ["", "", "morphology", "", "", ""]
+    assert table.anomaly.tolist() == [False, False, True, False, False, False]
+    np.testing.assert_allclose(table.score[1:5], morph)
+    np.testing.assert_allclose(table.time_s, beats.peak / FS)
