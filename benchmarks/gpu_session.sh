@@ -14,7 +14,7 @@ for m in ("numpy", "cupy", "cudf", "kvikio", "rmm", "numba", "numba.cuda", "torc
 import kvikio.defaults, kvikio.cufile_driver
 print("kvikio compat preferred:", kvikio.defaults.is_compat_mode_preferred(), "GDS available:", kvikio.cufile_driver.get("is_gds_available"))
 PY
-python3 -m pytest -q -p no:cacheprovider tests/test_gpu.py tests/test_kernels.py tests/test_backend.py 2>&1 | tee "$OUT/pytest-gpu.log" | tail -25
+python3 -m pytest -q -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning tests/ 2>&1 | tee "$OUT/pytest-gpu.log" | tail -25
 stamp=$(date -u +%Y%m%d)
 python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tee "$OUT/workflow.log" | tail -40
 cp "benchmarks/results/demo-h200-$stamp.json" "$OUT/" 2>/dev/null
