@@ -6,7 +6,7 @@ def main(smk):
     from beatflow.backend import select_backend
     from beatflow.ingest import ingest
 
-    backend = select_backend(smk.config["device"])
+    backend = select_backend(smk.config["device"], needs=("cudf",))
     ingest(smk.wildcards.record, smk.input.record, smk.params.fs, smk.params.leads, smk.output[0], backend)
 
 

@@ -9,7 +9,7 @@ def main(smk):
     from beatflow.plots import plot
     from beatflow.segment import SegmentParams
 
-    backend = select_backend(smk.config["device"])
+    backend = select_backend(smk.config["device"], needs=("cudf", "kvikio"))
     plot(smk.wildcards.record, dict(smk.input.items()), Path(smk.output.latent_html).parent,
          SegmentParams.from_config(smk.params.segment), backend)
 

@@ -6,7 +6,7 @@ def main(smk):
     from beatflow.backend import select_backend
     from beatflow.segment import SegmentParams, segment
 
-    backend = select_backend(smk.config["device"])
+    backend = select_backend(smk.config["device"], needs=("cudf", "numba.cuda"))
     segment(smk.wildcards.record, smk.input.signal, smk.output[0], SegmentParams.from_config(smk.params.segment),
             backend)
 

@@ -30,7 +30,7 @@ def gpu():
     from beatflow.errors import BackendError
 
     try:
-        return select_backend("gpu")
+        return select_backend("gpu", needs=("cudf", "kvikio", "numba.cuda"))
     except BackendError as exc:
         pytest.skip(f"no GPU backend: {exc}")
 

@@ -15,7 +15,7 @@ from .errors import BackendError
 
 log = logging.getLogger("beatflow")
 
-GPU_MODULES = ("cupy", "cudf", "kvikio", "rmm", "numba.cuda")
+BASE_GPU_MODULES = ("cupy", "rmm")  # every GPU stage: arrays and the shared memory pool
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,11 @@ class Backend:
         return self.xp.asnumpy(array) if self.gpu else array
 
 
-def _probe_gpu() -> str:
-    """Import the GPU stack and check for a device; return a one-line description or raise."""
+def _probe_gpu(modules: tuple[str, ...]) -> str:
+    """Import the GPU libraries a stage uses and check for a device; return a one-line description or raise."""
     import importlib
 
-    for name in GPU_MODULES:
+    for name in BASE_GPU_MODULES + modules:
         try:
             importlib.import_module(name)
         except Exception as exc:  # ImportError, or a CUDA driver error raised at import
@@ -56,8 +56,11 @@ def _probe_gpu() -> str:
     return f"{props['name'].decode()}, cupy {cupy.__version__}"
 
 
-def select_backend(device: str = "auto") -> Backend:
+def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend:
     """Resolve ``device`` to a :class:`Backend` and log the choice.
+
+    ``needs`` names the GPU libraries the stage uses besides cupy and rmm (``"cudf"``, ``"kvikio"``,
+    ``"numba.cuda"``): only those are imported, since each costs seconds of start-up in a fresh process.
 
     ``auto`` takes the GPU when a CUDA device is visible and the GPU libraries import, else the CPU with
     one warning; ``gpu`` raises :class:`BackendError` when it cannot; ``cpu`` never touches the GPU stack.
@@ -68,7 +71,7 @@ def select_backend(device: str = "auto") -> Backend:
         raise BackendError(f"device must be auto, gpu or cpu, not {device!r}")
     if device != "cpu":
         try:
-            detail = _probe_gpu()
+            detail = _probe_gpu(tuple(needs))
         except BackendError as exc:
             if device == "gpu":
                 raise BackendError(f"device: gpu was requested but {exc.problem}; set device: cpu or auto") from exc

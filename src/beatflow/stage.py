@@ -16,7 +16,9 @@ def setup_logging(log_path: str | None = None) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_path:
         handlers.append(logging.FileHandler(log_path, mode="w"))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers,
+                        force=True)
+    log.setLevel(logging.INFO)  # beatflow's own progress; libraries stay at WARNING
 
 
 def run_stage(name: str, smk, body) -> None:
