@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from beatflow.errors import BeatflowError
-from beatflow.ingest import ingest
+from beatflow.ingest import IngestParams, ingest
 from beatflow.tables import signal_info
 
 
@@ -49,9 +49,12 @@ def test_gzip_and_parquet_inputs(tmp_path, cpu):
     ("", 250.0, None, "empty"),
     ("ecg\n", 250.0, None, "only 0 data row"),
     ("ecg\n1\nabc\n3\n", 250.0, None, "cannot parse"),
-    ("ecg,v\n1,2\n,3\n4,5\n", 250.0, None, "missing, NaN or infinite"),
-    ("ecg\n1\nnan\n3\n", 250.0, None, "missing, NaN or infinite"),
-    ("ecg\n1\ninf\n3\n", 250.0, None, "missing, NaN or infinite"),
+    ("ecg,v\n1,2\n,3\n4,5\n", 500.0, None, "gap of 1 missing, NaN or infinite samples"),
+    ("ecg\n1\nnan\nnan\n3\n", 1000.0, None, "gap of 2 missing, NaN or infinite samples (0.00 s) at 00:00:00"),
+    ("ecg\ninf\n", 250.0, None, "only 1 data row"),
+    ("ecg\nnan\nnan\n", 250.0, None, "no finite value"),
+    ("ecg\n" + "5\n" * 50 + "1\n2\n", 250.0, None, "is clipped: 96.2 %"),
+    ("time_s,ecg\n0,1\n,2\n0.02,3\n", None, None, "time_s does not increase (or has missing values)"),
     ("ecg\n1\n2\n3\n", 250.0, ["v5"], "lead column(s) ['v5'] not in the file"),
     ("time_s\n0\n1\n", 250.0, None, "no lead column"),
     ("ecg\n1\n2\n3\n", None, None, "fs is missing"),
@@ -63,7 +66,7 @@ def test_bad_input_names_record_file_and_problem(tmp_path, cpu, text, fs, leads,
     src = write_csv(tmp_path / "bad.csv", text)
     out = tmp_path / "s.parquet"
     with pytest.raises(BeatflowError) as err:
-        ingest("rec1", src, fs, leads, out, cpu)
+        ingest("rec1", src, fs, leads, out, cpu, IngestParams(max_gap_s=0.001))
     message = str(err.value)
     assert "record 'rec1'" in message and "bad.csv" in message and problem in message
     assert not out.exists() and list(tmp_path.iterdir()) == [src]  # no partial artifact
@@ -84,3 +87,11 @@ def test_synthetic_record_round_trips(short_record, tmp_path, cpu):
     assert signal_info(tmp_path / "s.parquet")[0] == pytest.approx(250.0, rel=1e-6)
     raw = pd.read_csv(csv)
     np.testing.assert_array_equal(table.column("V1").to_numpy(), raw.V1.to_numpy(np.float32))
+
+
+def test_short_gaps_are_interpolated_and_reported(tmp_path, cpu, caplog):
+    values = ["1", "nan", "3", "4", "", "", "7", "8", "inf", "10"]
+    src = write_csv(tmp_path / "g.csv", "ecg,other\n" + "".join(f"{v},0\n" for v in values))
+    table = run(cpu, src, tmp_path / "s.parquet", fs=100.0)
+    assert table.column("ecg").to_pylist() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert "interpolated 4 missing/NaN/Inf sample(s) in 3 gap(s), the longest 0.020 s" in caplog.text

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import gzip
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 from .errors import BeatflowError
+from .quality import check_clipping, fill_gaps
 from .tables import write_signal
 
 log = logging.getLogger("beatflow")
@@ -109,8 +111,8 @@ def resolve_fs(fs: float | None, time_s, xp=np) -> float:
     derived = None
     if time_s is not None and len(time_s) > 1:
         step = float(xp.median(xp.diff(time_s)))
-        if step <= 0:
-            raise BeatflowError("time_s does not increase")
+        if not step > 0:  # also NaN
+            raise BeatflowError("time_s does not increase (or has missing values)")
         derived = 1.0 / step
     if fs is None or not np.isfinite(fs):
         if derived is None:
@@ -123,24 +125,38 @@ def resolve_fs(fs: float | None, time_s, xp=np) -> float:
     return float(fs)
 
 
-def ingest(record: str, path, fs: float | None, leads: list[str] | None, out, backend) -> None:
+@dataclass(frozen=True)
+class IngestParams:
+    """``ingest.*`` config keys."""
+
+    max_gap_s: float = 1.0
+    max_clipped_fraction: float = 0.05
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "IngestParams":
+        return cls(**{k: cfg[k] for k in cls.__dataclass_fields__ if k in cfg})
+
+
+def ingest(record: str, path, fs: float | None, leads: list[str] | None, out, backend,
+           p: IngestParams = IngestParams()) -> None:
     """Convert one record to ``signal.parquet``; every problem is reported with the record and file."""
     path = Path(path)
     xp = backend.xp
     try:
         if not path.exists():
             raise BeatflowError("file not found")
+        log.info("ingest %s: reading %s", record, path.resolve())
         columns, chosen = read_source(path, leads, backend.gpu)
         rows = len(columns[chosen[0]])
         if rows < 2:
             raise BeatflowError(f"only {rows} data row(s)")
         fs = resolve_fs(fs, columns.get(TIME), xp)
+        signal = {}
         for name in chosen:
-            bad = int(xp.count_nonzero(~xp.isfinite(columns[name])))
-            if bad:
-                raise BeatflowError(f"lead {name!r} has {bad} missing, NaN or infinite value(s)")
+            signal[name] = fill_gaps(columns[name], fs, p.max_gap_s, name, xp)
+            check_clipping(signal[name], p.max_clipped_fraction, name, xp)
     except BeatflowError as exc:
         raise BeatflowError(exc.problem, record=record, path=str(path)) from exc
-    write_signal({name: columns[name] for name in chosen}, fs, out, backend.gpu)
+    write_signal(signal, fs, out, backend.gpu)
     log.info("ingest %s: %d samples x %d lead(s) %s at %.3f Hz (%.2f h)", record, rows, len(chosen), chosen, fs,
              rows / fs / 3600)

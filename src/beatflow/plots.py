@@ -99,8 +99,8 @@ def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record:
     return (hist * bounds).opts(
         hv.opts.Histogram(title=title, width=700, height=350, backend="bokeh"),
         hv.opts.VLine(color="red", line_dash="dashed", backend="bokeh"),
-        hv.opts.Histogram(title=title, fig_inches=(7, 3.5), backend="matplotlib"),
-        hv.opts.VLine(color="red", linestyle="--", backend="matplotlib"))
+        hv.opts.VLine(color="red", linestyle="--", backend="matplotlib"),
+        hv.opts.Overlay(title=title, aspect=2, fig_size=200, backend="matplotlib"))
 
 
 def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str):

@@ -7,6 +7,7 @@ rule ingest:
     params:
         fs=record_fs,
         leads=record_leads,
+        ingest=config["ingest"],
     log:
         "logs/{record}/ingest.log",
     benchmark:
