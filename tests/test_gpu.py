@@ -91,3 +91,21 @@ def test_train_score_plot_on_gpu(both, gpu, short_record):
     for name in ("latent", "trace", "lengths", "gallery"):
         assert (d / "plots" / f"{name}.png").stat().st_size > 1000
         assert (d / "plots" / f"{name}.html").stat().st_size > 1000
+
+
+def test_gpu_runs_are_deterministic(both, gpu, tmp_path):
+    from beatflow.score import ScoreParams, score
+    from beatflow.train import TrainParams, train
+
+    d = both["gpu"]
+    segment("r", d / "signal.parquet", tmp_path / "beats.parquet", SegmentParams(), gpu)
+    assert (tmp_path / "beats.parquet").read_bytes() == (d / "beats.parquet").read_bytes()
+    scores = []
+    for k in range(2):
+        p = TrainParams(epochs=3)
+        train("r", d / "embedding.npy", tmp_path / f"m{k}.pt", p, gpu)
+        paths = {"signal": d / "signal.parquet", "beats": d / "beats.parquet", "embedding": d / "embedding.npy",
+                 "model": tmp_path / f"m{k}.pt", "scores": tmp_path / f"s{k}.parquet", "latent": tmp_path / f"l{k}.parquet"}
+        score("r", paths, SegmentParams(), p, ScoreParams(), gpu)
+        scores.append(pd.read_parquet(paths["scores"]))
+    np.testing.assert_allclose(scores[0].score, scores[1].score, rtol=1e-3, atol=1e-4)

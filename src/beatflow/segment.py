@@ -118,7 +118,12 @@ def segment(record: str, signal_path, out_path, p: SegmentParams, backend) -> No
     if duration < 4 * p.max_rr_s:
         raise BeatflowError(f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s",
                             record=record, path=str(signal_path))
-    peaks = backend.to_host(detect_peaks(x, fs, p, backend))
+    try:
+        peaks = backend.to_host(detect_peaks(x, fs, p, backend))
+    except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
+        raise BeatflowError(f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples "
+                            f"({x.nbytes / 1e9:.1f} GB per lead): run this record with device: cpu or on a "
+                            "GPU with more memory", record=record, path=str(signal_path)) from exc
     if len(peaks) < 3:
         raise BeatflowError(f"found {len(peaks)} beat(s) in lead {leads[0]!r}: flat line or no ECG?",
                             record=record, path=str(signal_path))

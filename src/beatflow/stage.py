@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 
@@ -25,7 +26,7 @@ def run_stage(name: str, smk, body) -> None:
     """Run ``body(smk)`` for a Snakemake ``script:``; a :class:`BeatflowError` ends it with its message alone."""
     setup_logging(smk.log[0] if smk.log else None)
     record = smk.wildcards.get("record", "")
-    log.info("%s %s: start", name, record)
+    log.info("%s %s: start (pid %d)", name, record, os.getpid())
     t0 = time.perf_counter()
     try:
         body(smk)

@@ -37,7 +37,29 @@ def as_tensor(rows, backend, device):
 
 
 def fit(x, p: TrainParams, device):
-    """Train a :class:`ConvVAE` on tensor ``x`` ``[beats, channels, length]``; return it and the loss per epoch."""
+    """Train a :class:`ConvVAE` on tensor ``x`` ``[beats, channels, length]``; return it and the loss per epoch.
+
+    Out of GPU memory, training starts again (same seed) with half the batch size, down to one beat.
+    """
+    import torch
+
+    from .errors import BeatflowError
+
+    batch_size = p.batch_size
+    while True:
+        try:
+            return _fit(x, p, device, batch_size)
+        except torch.OutOfMemoryError as exc:
+            if batch_size == 1:
+                raise BeatflowError("out of GPU memory even at batch size 1: reduce embed.length_s or set "
+                                    "device: cpu") from exc
+            log.warning("out of GPU memory at batch size %d; starting again with %d", batch_size, batch_size // 2)
+            batch_size //= 2
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+
+
+def _fit(x, p: TrainParams, device, batch_size: int):
     import torch
 
     from .model import ConvVAE, loss_terms
@@ -52,7 +74,7 @@ def fit(x, p: TrainParams, device):
         t0 = time.perf_counter()
         model.train()
         total, n = torch.zeros((), device=device), 0
-        for batch in torch.randperm(x.shape[0], device=device, generator=generator).split(p.batch_size):
+        for batch in torch.randperm(x.shape[0], device=device, generator=generator).split(batch_size):
             rec, kl = loss_terms(model, x[batch])
             loss = rec + p.beta * kl
             optimiser.zero_grad(set_to_none=True)
