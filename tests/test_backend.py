@@ -2,10 +2,10 @@ import logging
 import sys
 
 import pytest
+from conftest import HAS_GPU
 
 from beatflow.backend import select_backend
 from beatflow.errors import BackendError
-from conftest import HAS_GPU
 
 
 def test_cpu_backend_uses_numpy_and_never_imports_the_gpu_stack():

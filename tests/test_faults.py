@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import copy_project, snakemake
 
 from beatflow.embed import embed
 from beatflow.errors import BeatflowError
@@ -19,7 +20,6 @@ from beatflow.ingest import ingest
 from beatflow.score import ScoreParams, score
 from beatflow.segment import SegmentParams, segment
 from beatflow.train import TrainParams, fit, train
-from conftest import copy_project, snakemake
 
 
 def test_killed_writer_leaves_no_artifact(tmp_path):

@@ -59,7 +59,6 @@ def test_kvikio_round_trip(tmp_path, gpu):
 
 def test_dlpack_hands_device_memory_to_torch_without_copy(gpu):
     import cupy
-    import torch
 
     from beatflow.backend import torch_device
     from beatflow.train import as_tensor

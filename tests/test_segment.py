@@ -9,9 +9,9 @@ from beatflow.synth import SynthSpec, generate
 from beatflow.tables import write_signal
 
 
-def detection_rate(spec, cpu, params=SegmentParams()):
+def detection_rate(spec, cpu, params=None):
     leads, truth, _ = generate(spec)
-    peaks = detect_peaks(leads["MLII"], spec.fs, params, cpu)
+    peaks = detect_peaks(leads["MLII"], spec.fs, params or SegmentParams(), cpu)
     ti, _ = match(truth, peaks, 0.150 * spec.fs)
     return len(ti) / len(truth), len(ti) / len(peaks)
 

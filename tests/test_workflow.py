@@ -8,7 +8,6 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 import torch
-
 from conftest import copy_project, snakemake
 
 pytestmark = pytest.mark.workflow

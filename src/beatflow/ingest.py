@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from .errors import BeatflowError
+from .params import FromConfig
 from .quality import check_clipping, fill_gaps
 from .tables import write_signal
 
@@ -126,15 +127,12 @@ def resolve_fs(fs: float | None, time_s, xp=np) -> float:
 
 
 @dataclass(frozen=True)
-class IngestParams:
+class IngestParams(FromConfig):
     """``ingest.*`` config keys."""
 
     max_gap_s: float = 1.0
     max_clipped_fraction: float = 0.05
 
-    @classmethod
-    def from_config(cls, cfg: dict) -> "IngestParams":
-        return cls(**{k: cfg[k] for k in cls.__dataclass_fields__ if k in cfg})
 
 
 def ingest(record: str, path, fs: float | None, leads: list[str] | None, out, backend,

@@ -108,7 +108,7 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
     hv = _hv()
     t = np.arange(rows.shape[1]) / fs
     panels = []
-    for row, (_, beat) in zip(rows, info.iterrows()):
+    for row, (_, beat) in zip(rows, info.iterrows(), strict=True):
         title = f"beat {int(beat.beat)} @ {_clock(beat.time_s)}: {beat.reason or 'top score'} {beat.score:.2f}"
         panels.append((hv.Curve((t, normal), "time (s)", lead, group="Normal")
                        * hv.Curve((t, row), "time (s)", lead, group="Beat")).relabel(title))
@@ -128,8 +128,23 @@ def _clock(seconds: float) -> str:
     return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
+def gallery_rows(rows, kept, backend):
+    """The first lead of the top-scoring kept beats and the median of the unflagged ones (host arrays).
+    ``kept`` is scores.parquet without the pruned beats: its row i is row i of the embedding."""
+    xp = backend.xp
+    top = kept.nlargest(GALLERY_SIZE, "score")
+    normal = np.flatnonzero(~kept.anomaly.to_numpy())
+    if len(normal) == 0:
+        normal = np.arange(len(kept))
+    median = xp.median(rows[xp.asarray(normal), 0, :], axis=0)
+    return backend.to_host(rows[xp.asarray(top.index.to_numpy()), 0, :]), backend.to_host(median), top
+
+
 def plot(record: str, paths: dict, out_dir, seg, backend) -> None:
-    """All plots of one record into ``out_dir``. ``paths``: ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``."""
+    """All plots of one record into ``out_dir``.
+
+    ``paths``: ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``.
+    """
     from . import arrays
     from .tables import read_frame, read_signal
 
@@ -152,11 +167,8 @@ def plot(record: str, paths: dict, out_dir, seg, backend) -> None:
     save(latent_plot(read_frame(paths["latent"]), record), out_dir / "latent")
     save(lengths_plot(beats.length.to_numpy() / fs, seg.min_rr_s, seg.max_rr_s, record), out_dir / "lengths")
 
-    kept = scores[scores.split != "pruned"].reset_index(drop=True)  # row i of the embedding
     rows = arrays.load(paths["embedding"], backend.gpu)
-    top = kept.nlargest(GALLERY_SIZE, "score")
-    normal_rows = np.flatnonzero(~kept.anomaly.to_numpy())
-    normal = backend.to_host(xp.median(rows[xp.asarray(normal_rows), 0, :], axis=0)) if len(normal_rows) else 0 * rows[0, 0]
-    save(gallery_plot(backend.to_host(rows[xp.asarray(top.index.to_numpy()), 0, :]), backend.to_host(normal), top, fs, lead),
-         out_dir / "gallery")
+    kept = scores[scores.split != "pruned"].reset_index(drop=True)
+    top_rows, median, top = gallery_rows(rows, kept, backend)
+    save(gallery_plot(top_rows, median, top, fs, lead), out_dir / "gallery")
     log.info("plot %s: 4 figures (HTML + PNG) in %s", record, out_dir)

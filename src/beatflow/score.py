@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .params import FromConfig
+
 log = logging.getLogger("beatflow")
 
 
 @dataclass(frozen=True)
-class ScoreParams:
+class ScoreParams(FromConfig):
     """``score.*`` config keys."""
 
     quantile: float = 0.99
@@ -27,9 +29,6 @@ class ScoreParams:
     rr_window: int = 9  # beats in the running median RR
     batch_size: int = 4096
 
-    @classmethod
-    def from_config(cls, cfg: dict) -> "ScoreParams":
-        return cls(**{k: cfg[k] for k in cls.__dataclass_fields__ if k in cfg})
 
 
 def rhythm_ratio(peaks: np.ndarray, length: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float,

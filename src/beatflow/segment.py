@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import BeatflowError
+from .params import FromConfig
 from .wavelet import ricker_for
 
 log = logging.getLogger("beatflow")
@@ -21,7 +22,7 @@ MEDIAN_BLOCKS = 7  # the threshold follows the median block maximum over ±7 blo
 
 
 @dataclass(frozen=True)
-class SegmentParams:
+class SegmentParams(FromConfig):
     """``segment.*`` config keys; windows in seconds."""
 
     wavelet_width_s: float = 0.015
@@ -31,9 +32,6 @@ class SegmentParams:
     threshold: float = 0.3
     pre_peak_s: float = 0.25
 
-    @classmethod
-    def from_config(cls, cfg: dict) -> "SegmentParams":
-        return cls(**{k: cfg[k] for k in cls.__dataclass_fields__ if k in cfg})
 
 
 def wavelet_response(x, fs: float, p: SegmentParams, backend):

@@ -9,11 +9,13 @@ import logging
 import time
 from dataclasses import dataclass
 
+from .params import FromConfig
+
 log = logging.getLogger("beatflow")
 
 
 @dataclass(frozen=True)
-class TrainParams:
+class TrainParams(FromConfig):
     """``train.*`` config keys."""
 
     epochs: int = 20
@@ -24,9 +26,6 @@ class TrainParams:
     learning_rate: float = 1e-3
     beta: float = 1.0
 
-    @classmethod
-    def from_config(cls, cfg: dict) -> "TrainParams":
-        return cls(**{k: cfg[k] for k in cls.__dataclass_fields__ if k in cfg})
 
 
 def as_tensor(rows, backend, device):
