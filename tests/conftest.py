@@ -56,7 +56,7 @@ def copy_project(dest: Path) -> Path:
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run the snakemake of this interpreter's environment in ``workdir``."""
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1", *args]
+    cmd = [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--resources", "gpu=1"]  # targets first
     result = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")

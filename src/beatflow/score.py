@@ -93,14 +93,15 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     rows = arrays.load(paths["embedding"], backend.gpu)
     if rows.shape[0] != int(beats.kept.sum()) or tuple(rows.shape[1:]) != (hparams["channels"], hparams["length"]):
         raise BeatflowError(f"embedding {tuple(rows.shape)} does not match beats.parquet "
-                            f"({int(beats.kept.sum())} kept) and the model", record=record, path=str(paths["embedding"]))
+                            f"({int(beats.kept.sum())} kept) and the model", record=record,
+                            path=str(paths["embedding"]))
     errors, latent = morphology(model, as_tensor(rows, backend, device), p.batch_size)
     train_rows, test_rows = split_indices(len(errors), train_p.train_fraction, train_p.seed)
     threshold = float(np.quantile(errors[train_rows], p.quantile))
     split = np.full(len(errors), "test", dtype=object)
     split[train_rows] = "train"
     table = score_table(beats, fs, errors / threshold, split, seg, p)
-    write_frame(table, paths["scores"])
+    write_frame(table, paths["scores"], {"backend": backend.name, "device": backend.detail})
     test_beats = beats.beat.to_numpy()[beats.kept.to_numpy()][test_rows]
     latent_table = pd.DataFrame({"beat": test_beats,
                                  **{f"z{i}": latent[test_rows, i] for i in range(latent.shape[1])},

@@ -75,10 +75,20 @@ def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, fl
     return {name: table.column(name).to_numpy() for name in leads}, fs
 
 
-def write_frame(frame, path) -> None:
-    """Write a small pandas table to parquet atomically (no index)."""
+def write_frame(frame, path, metadata: dict[str, str] | None = None) -> None:
+    """Write a small pandas table to parquet atomically (no index), with optional key-value metadata."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if metadata:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               **{k.encode(): v.encode() for k, v in metadata.items()}})
     with atomic_path(Path(path)) as tmp:
-        frame.to_parquet(tmp, index=False)
+        pq.write_table(table, tmp)
+
+
+def read_metadata(path) -> dict[str, str]:
+    """The key-value metadata of a parquet file (decoded), pandas' own entry left out."""
+    meta = read_schema(path).metadata or {}
+    return {k.decode(): v.decode() for k, v in meta.items() if k != b"pandas"}
 
 
 def read_frame(path, columns=None):

@@ -78,6 +78,7 @@ def record_truth(wildcards):
 
 
 PLOTS = ("latent", "trace", "lengths", "gallery")
+STAGES = ("ingest", "segment", "embed", "train", "score", "plot")  # rules with a benchmark: file
 
 
 def record_outputs(record):

@@ -1,0 +1,17 @@
+"""Rule cohort: thin wrapper around beatflow.cohort."""
+from pathlib import Path
+
+from beatflow.stage import run_stage
+
+
+def main(smk):
+    from beatflow.cohort import write_cohort
+
+    records, stages = smk.params.records, smk.params.stages
+    benchmarks = iter(smk.input.benchmarks)  # expand(): record-major, then stage
+    inputs = {record: {"scores": scores, "signal": signal, "benchmarks": {s: next(benchmarks) for s in stages}}
+              for record, scores, signal in zip(records, smk.input.scores, smk.input.signals, strict=True)}
+    write_cohort(records, inputs, smk.output.summary, Path(smk.output.png).with_suffix(""))
+
+
+run_stage("cohort", snakemake, main)  # noqa: F821 (injected by Snakemake)

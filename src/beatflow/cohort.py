@@ -1,0 +1,83 @@
+"""cohort: one row per record from its outputs and Snakemake benchmark files → ``results/cohort/summary.parquet``,
+and a cohort figure (anomalies per hour by reason, heart rate) for the report."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger("beatflow")
+
+
+def record_summary(record: str, scores_path, signal_path, benchmarks: dict[str, Path]) -> dict:
+    """Duration, beats, mean heart rate, anomalies by reason, backend and seconds per stage of one record."""
+    import pyarrow.parquet as pq
+
+    from .tables import read_frame, read_metadata, signal_info
+
+    fs, _ = signal_info(signal_path)
+    scores = read_frame(scores_path)
+    peaks = scores.peak.to_numpy()
+    span_s = (peaks[-1] - peaks[0]) / fs if len(peaks) > 1 else np.nan
+    reasons = scores.reason[scores.anomaly].value_counts()
+    row = {
+        "record": record,
+        "duration_s": pq.read_metadata(signal_path).num_rows / fs,
+        "beats": len(scores),
+        "kept": int((scores.split != "pruned").sum()),
+        "mean_hr_bpm": 60 * (len(peaks) - 1) / span_s if span_s > 0 else np.nan,
+        "anomalies": int(scores.anomaly.sum()),
+        "anomalies_morphology": int(reasons.get("morphology", 0)),
+        "anomalies_rhythm": int(reasons.get("rhythm", 0)),
+        "backend": read_metadata(scores_path).get("backend", "unknown"),
+    }
+    for stage, path in benchmarks.items():
+        row[f"wall_s_{stage}"] = _benchmark_seconds(path)
+    return row
+
+
+def _benchmark_seconds(path) -> float:
+    """Wall seconds from a Snakemake ``benchmark:`` file (first data row, column ``s``)."""
+    import pandas as pd
+
+    return float(pd.read_csv(path, sep="\t")["s"].iloc[0])
+
+
+def summary_table(rows: list[dict]):
+    import pandas as pd
+
+    table = pd.DataFrame(rows)
+    table["anomalies_per_hour"] = table.anomalies / (table.duration_s / 3600)
+    return table
+
+
+def cohort_plot(table):
+    """Anomalies per hour by reason, one bar per record, and each record's mean heart rate."""
+    from .plots import _hv
+
+    hv = _hv()
+    hours = table.duration_s / 3600
+    long = [(r, reason, n / h) for r, h, m, rh in zip(table.record, hours, table.anomalies_morphology,
+                                                      table.anomalies_rhythm, strict=True)
+            for reason, n in (("morphology", m), ("rhythm", rh))]
+    bars = hv.Bars(long, kdims=["record", "reason"], vdims=["anomalies per hour"])
+    rate = hv.Bars(table[["record", "mean_hr_bpm"]], kdims=["record"], vdims=["mean_hr_bpm"])
+    title = f"cohort of {len(table)} record(s)"
+    return (bars.relabel(f"{title}: anomalies per hour") + rate.relabel("mean heart rate (bpm)")).opts(
+        hv.opts.Bars(stacked=True, width=600, height=350, xrotation=45, tools=["hover"], backend="bokeh"),
+        hv.opts.Bars(stacked=True, xrotation=45, fig_inches=(6, 3.5), backend="matplotlib"))
+
+
+def write_cohort(records: list[str], inputs: dict, summary_path, plot_stem) -> None:
+    """``inputs[record]`` holds ``scores``, ``signal`` and ``benchmarks`` (stage → benchmark file)."""
+    from .plots import save
+    from .tables import write_frame
+
+    table = summary_table([record_summary(r, inputs[r]["scores"], inputs[r]["signal"], inputs[r]["benchmarks"])
+                           for r in records])
+    write_frame(table, summary_path)
+    save(cohort_plot(table), Path(plot_stem))
+    log.info("cohort: %d record(s), %.1f h, %d beats, %d anomalies", len(table), table.duration_s.sum() / 3600,
+             int(table.beats.sum()), int(table.anomalies.sum()))
