@@ -3,7 +3,11 @@
 Each beat is a sum of Gaussian waves (P, Q, R, S, T) per lead, placed on an RR series with slow heart-rate
 drift and respiratory variation. Ectopic beats: ventricular (``V``: early, wide QRS, no P, discordant T,
 compensatory pause), atrial (``A``: early, normal QRS, odd P) and aberrant conduction at normal timing
-(``L``: wide QRS, on time). Noise: baseline wander, mains hum, white and burst muscle noise.
+(``L``: wide QRS, on time). Optional rhythms for the quality benchmark: ventricular bigeminy runs (N, V,
+N, V, …), sinus pauses (the sinus beat that ends one is labelled ``pause_label``, ``N`` by default), and
+coupling intervals in absolute seconds or with a floor. Noise: baseline wander, mains hum, white and burst
+muscle noise. Every optional rhythm is off by default and then draws no random numbers, so the default
+output (the demo record) does not change.
 """
 
 from __future__ import annotations
@@ -34,7 +38,14 @@ WAVES = {
 
 @dataclass
 class SynthSpec:
-    """What to generate. Rates are per beat; noise amplitudes in mV."""
+    """What to generate. Rates are per beat unless named per hour; noise amplitudes in mV.
+
+    Coupling intervals (premature beat to the beat before it) are fractions of the sinus RR
+    (``pvc_coupling``, ``pac_coupling``) unless ``pvc_coupling_s`` / ``pac_coupling_s`` give them in seconds;
+    either way they are raised to at least ``min_coupling_s`` and kept below 0.95 RR. ``bigeminy_runs`` per
+    hour start a run of ``bigeminy_beats`` ventricular beats, each after one sinus beat. ``pause_rate`` per
+    beat replaces a sinus interval by a pause (sinus arrest) of ``pause_s`` seconds.
+    """
 
     duration_s: float = 1800.0
     fs: float = 250.0
@@ -54,6 +65,23 @@ class SynthSpec:
     invert: bool = False
     leads: tuple[str, ...] = field(default=LEADS)
     seed: int = 0
+    pvc_coupling_s: tuple[float, float] | None = None
+    pac_coupling_s: tuple[float, float] | None = None
+    min_coupling_s: float = 0.0
+    bigeminy_runs: float = 0.0
+    bigeminy_beats: tuple[int, int] = (4, 12)
+    pause_rate: float = 0.0
+    pause_s: tuple[float, float] = (1.5, 3.0)
+    pause_label: str = "N"
+
+
+def _coupling(spec: SynthSpec, rng: np.random.Generator, rr: float, kind: str) -> float:
+    """Coupling interval in seconds of a premature beat of ``kind`` (``"pvc"`` or ``"pac"``)."""
+    seconds = getattr(spec, f"{kind}_coupling_s")
+    c = rng.uniform(*seconds) if seconds is not None else rng.uniform(*getattr(spec, f"{kind}_coupling")) * rr
+    if seconds is not None or spec.min_coupling_s > 0:  # the default path keeps its exact arithmetic
+        c = min(max(c, spec.min_coupling_s), 0.95 * rr)
+    return c
 
 
 def rr_series(spec: SynthSpec, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -61,20 +89,30 @@ def rr_series(spec: SynthSpec, rng: np.random.Generator) -> tuple[np.ndarray, np
     times, labels = [], []
     t = 0.5
     phase = rng.uniform(0, 2 * np.pi, 3)
+    bigeminy_left = 0  # ventricular beats still to come in the current bigeminy run
     while t < spec.duration_s - 0.5:
         hr = (spec.hr_bpm + spec.hr_drift_bpm * np.sin(2 * np.pi * t / 600 + phase[0])
               + 0.3 * spec.hr_drift_bpm * np.sin(2 * np.pi * t / 97 + phase[1]))
         rr = 60.0 / hr * (1 + 0.03 * np.sin(2 * np.pi * 0.25 * t + phase[2]) + 0.01 * rng.standard_normal())
         u = rng.uniform()
-        previous_normal = bool(labels) and labels[-1] == "N"
-        if previous_normal and u < spec.pvc_rate:
-            times.append(t + rng.uniform(*spec.pvc_coupling) * rr)
+        previous_normal = bool(labels) and labels[-1] in ("N", spec.pause_label)
+        if spec.bigeminy_runs > 0 and bigeminy_left == 0 and rng.uniform() < spec.bigeminy_runs * rr / 3600:
+            lo, hi = spec.bigeminy_beats
+            bigeminy_left = int(rng.integers(lo, hi + 1))
+        paused = spec.pause_rate > 0 and rng.uniform() < spec.pause_rate
+        if previous_normal and (bigeminy_left > 0 or u < spec.pvc_rate):
+            times.append(t + _coupling(spec, rng, rr, "pvc"))
             labels.append("V")
             t += rr  # the sinus beat it pre-empts is blocked: the next one comes 2 RR after the last (compensatory)
+            bigeminy_left = max(0, bigeminy_left - 1)
         elif previous_normal and u < spec.pvc_rate + spec.pac_rate:
-            t += rng.uniform(*spec.pac_coupling) * rr
+            t += _coupling(spec, rng, rr, "pac")
             times.append(t)
             labels.append("A")  # the sinus node resets: the next beat comes one RR later
+        elif previous_normal and paused:
+            t += rng.uniform(*spec.pause_s)  # sinus arrest: no P wave for pause_s, then a sinus beat
+            times.append(t)
+            labels.append(spec.pause_label)
         else:
             t += rr
             times.append(t)
