@@ -1,0 +1,46 @@
+"""Print when each job of a finished run started and ended, from the rule logs, and how many GPU jobs
+overlapped (with ``--resources gpu=1`` never more than one).
+
+    python benchmarks/timeline.py [WORKDIR]
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import datetime
+from pathlib import Path
+
+GPU_RULES = {"ingest", "segment", "embed", "train", "score", "plot"}
+STAMP = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO "
+
+
+def intervals(workdir: Path) -> list[tuple[datetime, datetime, str, str]]:
+    jobs = []
+    for log in sorted(workdir.glob("logs/**/*.log")):
+        text = log.read_text()
+        start = re.search(STAMP + r".*: start \(pid", text, re.M)
+        end = re.search(STAMP + r".*: done in", text, re.M)
+        if start and end:
+            parse = lambda m: datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")  # noqa: E731
+            record = log.parent.name if log.parent != workdir / "logs" else "-"
+            jobs.append((parse(start), parse(end), log.stem, record))
+    return sorted(jobs)
+
+
+def main() -> None:
+    workdir = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    jobs = intervals(workdir)
+    t0 = jobs[0][0]
+    print(f"{'start s':>8} {'end s':>8}  {'rule':<12} record   gpu")
+    for start, end, rule, record in jobs:
+        gpu = "gpu=1" if rule in GPU_RULES else ""
+        print(f"{(start - t0).total_seconds():8.1f} {(end - t0).total_seconds():8.1f}  {rule:<12} {record:<8} {gpu}")
+    gpu_jobs = [(s, e) for s, e, r, _ in jobs if r in GPU_RULES]
+    overlap = max(sum(1 for s, e in gpu_jobs if s <= t < e) for t, _ in gpu_jobs)
+    print(f"most GPU jobs at once: {overlap}; most jobs at once: "
+          f"{max(sum(1 for s, e, *_ in jobs if s <= t < e) for t, *_ in jobs)}")
+
+
+if __name__ == "__main__":
+    main()
