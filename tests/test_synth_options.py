@@ -55,6 +55,15 @@ def test_pauses_last_1_5_to_3_seconds():
     assert (rr[sinus] < 1.2).all()  # between sinus beats only the pauses are long
 
 
+def test_the_beat_after_a_pause_is_drawn_as_a_sinus_beat():
+    spec = SynthSpec(duration_s=600, hr_bpm=75, pause_rate=0.02, pause_label="P", noise_mv=0, burst_mv=0,
+                     baseline_mv=0, mains_mv=0, seed=3)
+    leads, peaks, labels = generate(spec)
+    x = leads["MLII"]
+    r = {lab: np.median(x[peaks[labels == lab]]) for lab in ("N", "P")}
+    assert (labels == "P").sum() >= 3 and abs(r["P"] - r["N"]) < 0.05 and r["N"] > 0.9
+
+
 def test_pause_label_defaults_to_normal():
     spec = SynthSpec(duration_s=600, hr_bpm=75, pause_rate=0.02, seed=3)
     _, peaks, labels = generate(spec)

@@ -166,9 +166,10 @@ def generate(spec: SynthSpec) -> tuple[dict[str, np.ndarray], np.ndarray, np.nda
     beat_times, labels = rr_series(spec, rng)
     rr = np.diff(beat_times, prepend=beat_times[0] - 60.0 / spec.hr_bpm)
     sign = -1.0 if spec.invert else 1.0
+    shapes = np.where(labels == spec.pause_label, "N", labels)  # the beat that ends a pause is a sinus beat
     leads = {}
     for i, name in enumerate(spec.leads[:2]):
-        x = sign * _render_waves(n, spec.fs, beat_times, labels, rr, i) + _noise(n, spec, rng)
+        x = sign * _render_waves(n, spec.fs, beat_times, shapes, rr, i) + _noise(n, spec, rng)
         leads[name] = x.astype(np.float32)
     return leads, np.round(beat_times * spec.fs).astype(np.int64), labels
 
