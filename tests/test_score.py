@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from beatflow.score import ScoreParams, rhythm_ratio, score_table
+from beatflow.score import ScoreParams, morphology_ratio, rhythm_ratio, score_table
 from beatflow.segment import SegmentParams
 
 FS = 100.0
@@ -43,3 +43,20 @@ def test_score_table_combines_shape_and_timing():
     assert table.anomaly.tolist() == [False, False, True, False, False, False]
     np.testing.assert_allclose(table.score[1:5], morph)
     np.testing.assert_allclose(table.time_s, beats.peak / FS)
+
+
+def test_morphology_ratio_known_answer():
+    from scipy.stats import chi2
+
+    latent = np.array([[-1.0], [0.0], [1.0], [2 * 1.4826], [0.0]])  # training rows 0-2: median 0, MAD 1
+    ratio = morphology_ratio(latent, np.array([0, 1, 2]), 0.99)
+    np.testing.assert_allclose(ratio * chi2.ppf(0.99, 1), [1 / 1.4826**2, 0, 1 / 1.4826**2, 4.0, 0])
+
+
+def test_morphology_ratio_ignores_a_minority_of_outliers_in_training():
+    rng = np.random.default_rng(0)
+    normal = rng.standard_normal((1000, 4))
+    odd = normal[:50] + 12.0  # 5 % abnormal shapes in the training beats
+    latent = np.vstack([normal, odd])
+    ratio = morphology_ratio(latent, np.arange(len(latent)), 0.999)
+    assert (ratio[1000:] > 1).all() and (ratio[:1000] > 1).mean() < 0.01

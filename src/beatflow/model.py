@@ -59,11 +59,6 @@ class ConvVAE(nn.Module):
         z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar) if self.training else mu
         return self.decode(z), mu, logvar
 
-    def reconstruction_error(self, x):
-        """Per-beat mean squared error of the reconstruction from the latent mean (normalised units)."""
-        recon, mu, _ = self.forward(x)
-        return ((recon - self.normalise(x)) ** 2).mean(dim=(1, 2)), mu
-
 
 def loss_terms(model: ConvVAE, x):
     """Reconstruction (sum of squares per beat) and KL divergence, both averaged over the batch."""

@@ -2,8 +2,15 @@
 → ``scores.parquet`` (every detected beat) and ``latent.parquet`` (held-out beats).
 
 Both parts are ratios to their own threshold, so ``score > 1`` means anomalous and ``reason`` names the
-larger part: ``morphology`` (error above the ``score.quantile`` of the training beats' errors) or ``rhythm``
-(premature, after a pause, or a beat interval outside ``[min_rr_s, max_rr_s]``).
+larger part: ``morphology`` or ``rhythm`` (premature, after a pause, or a beat interval outside
+``[min_rr_s, max_rr_s]``).
+
+Morphology is where a beat's VAE latent mean lies relative to the training beats: the sum of squared robust
+z-scores (median / MAD per latent dimension), which for the normal bulk follows a chi-square law with
+``latent_dim`` degrees of freedom; its threshold is that law's ``score.quantile``. Robust statistics keep
+the threshold on the normal beats even when several per cent of the training beats are abnormal; the VAE's
+reconstruction error, the seed's score, ranked rare abnormal shapes below noisy normal beats (measured:
+AUROC 0.89 against 1.00 on a 2 h record with 1 % aberrant beats, docs/design.md).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ log = logging.getLogger("beatflow")
 class ScoreParams(FromConfig):
     """``score.*`` config keys."""
 
-    quantile: float = 0.99
+    quantile: float = 0.999
     premature: float = 0.8  # RR below 80 % of the local median: premature
     pause: float = 1.8  # RR above 180 % of the local median: pause
     rr_window: int = 9  # beats in the running median RR
@@ -45,17 +52,24 @@ def rhythm_ratio(peaks: np.ndarray, length: np.ndarray, fs: float, min_rr_s: flo
     return np.nan_to_num(np.fmax(np.fmax(early, late), out_of_range), nan=0.0)
 
 
-def morphology(model, x, batch_size: int):
-    """Reconstruction error (host float64) and latent means (host) of every row of tensor ``x``."""
+def latent_means(model, x, batch_size: int) -> np.ndarray:
+    """The VAE's latent mean of every row of tensor ``x``, on the host (float64)."""
     import torch
 
-    errors, means = [], []
     with torch.inference_mode():
-        for chunk in x.split(batch_size):
-            err, mu = model.reconstruction_error(chunk)
-            errors.append(err)
-            means.append(mu)
-    return torch.cat(errors).double().cpu().numpy(), torch.cat(means).cpu().numpy()
+        return torch.cat([model.encode(chunk)[0] for chunk in x.split(batch_size)]).double().cpu().numpy()
+
+
+def morphology_ratio(latent: np.ndarray, train_rows: np.ndarray, quantile: float) -> np.ndarray:
+    """Robust squared latent distance of each beat from the training beats, over its chi-square threshold."""
+    from scipy.stats import chi2
+
+    reference = latent[train_rows]
+    centre = np.median(reference, axis=0)
+    spread = 1.4826 * np.median(np.abs(reference - centre), axis=0)
+    spread = np.maximum(spread, max(1e-3 * spread.max(), 1e-12))  # a collapsed dimension must not explode
+    distance = (((latent - centre) / spread) ** 2).sum(axis=1)
+    return distance / chi2.ppf(quantile, latent.shape[1])
 
 
 def score_table(beats, fs: float, morph_ratio: np.ndarray, split: np.ndarray, seg, p: ScoreParams):
@@ -95,12 +109,11 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
         raise BeatflowError(f"embedding {tuple(rows.shape)} does not match beats.parquet "
                             f"({int(beats.kept.sum())} kept) and the model", record=record,
                             path=str(paths["embedding"]))
-    errors, latent = morphology(model, as_tensor(rows, backend, device), p.batch_size)
-    train_rows, test_rows = split_indices(len(errors), train_p.train_fraction, train_p.seed)
-    threshold = float(np.quantile(errors[train_rows], p.quantile))
-    split = np.full(len(errors), "test", dtype=object)
+    latent = latent_means(model, as_tensor(rows, backend, device), p.batch_size)
+    train_rows, test_rows = split_indices(len(latent), train_p.train_fraction, train_p.seed)
+    split = np.full(len(latent), "test", dtype=object)
     split[train_rows] = "train"
-    table = score_table(beats, fs, errors / threshold, split, seg, p)
+    table = score_table(beats, fs, morphology_ratio(latent, train_rows, p.quantile), split, seg, p)
     write_frame(table, paths["scores"], {"backend": backend.name, "device": backend.detail})
     test_beats = beats.beat.to_numpy()[beats.kept.to_numpy()][test_rows]
     latent_table = pd.DataFrame({"beat": test_beats,
@@ -108,5 +121,5 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
                                  "score": table.score.to_numpy()[test_beats]})
     write_frame(latent_table, paths["latent"])
     counts = table[table.anomaly].reason.value_counts().to_dict()
-    log.info("score %s: %d beats, %d anomalous %s, morphology threshold %.4g (quantile %.3f of training errors)",
-             record, len(table), int(table.anomaly.sum()), counts, threshold, p.quantile)
+    log.info("score %s: %d beats, %d anomalous %s (morphology threshold: chi-square quantile %g)", record,
+             len(table), int(table.anomaly.sum()), counts, p.quantile)
