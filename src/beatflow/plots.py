@@ -110,17 +110,18 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
     panels = []
     for row, (_, beat) in zip(rows, info.iterrows(), strict=True):
         title = f"beat {int(beat.beat)} @ {_clock(beat.time_s)}: {beat.reason or 'top score'} {beat.score:.2f}"
-        panels.append((hv.Curve((t, normal), "time (s)", lead, group="Normal")
-                       * hv.Curve((t, row), "time (s)", lead, group="Beat")).relabel(title))
+        panels.append((_coloured(hv.Curve((t, normal), "time (s)", lead), "gray")
+                       * _coloured(hv.Curve((t, row), "time (s)", lead), "crimson")).relabel(title))
     layout = hv.Layout(panels).cols(4)
     return layout.opts(
         hv.opts.Curve(width=300, height=200, backend="bokeh"),
-        hv.opts.Curve("Curve.Normal", color="gray", backend="bokeh"),
-        hv.opts.Curve("Curve.Beat", color="crimson", backend="bokeh"),
-        hv.opts.Curve("Curve.Normal", color="gray", backend="matplotlib"),
-        hv.opts.Curve("Curve.Beat", color="crimson", backend="matplotlib"),
         hv.opts.Overlay(show_legend=False, backend="bokeh"),
         hv.opts.Overlay(show_legend=False, fig_inches=(3.5, 2.2), backend="matplotlib"))
+
+
+def _coloured(element, color: str):
+    hv = _hv()
+    return element.opts(hv.opts.Curve(color=color, backend="bokeh"), hv.opts.Curve(color=color, backend="matplotlib"))
 
 
 def _clock(seconds: float) -> str:
