@@ -411,6 +411,8 @@ def anomaly_diagnosis(table, true: np.ndarray, labels: np.ndarray, fs: float, n:
     near_false[1:] |= false[:-1]
     near_false[:-1] |= false[1:]
     out["normal"]["flagged_next_to_a_false_detection"] = share(normal & near_false[di])
+    out["normal"]["flagged_before_a_premature_beat"] = share(normal & np.isin(nxt, ["V", "A"]))
+    out["normal"]["flagged_after_an_ectopic_beat"] = share(normal & np.isin(prev, ["V", "A", "L"]))
     out["normal"]["flagged_next_to_ectopic"] = share(normal & ectopic)
     out["normal"]["flagged_between_normal"] = share(normal & ~ectopic)
     q = np.quantile(noise_rms[normal], [0.5, 0.9]) if normal.any() else [0, 0]
@@ -579,8 +581,10 @@ def markdown(result: dict) -> str:
                 f"- **{r['name']}** ({r['what']}, {r['spec']['fs']:g} Hz): " + "; ".join(parts)
                 + f". N scores median/90 %: {qn[2]:.2f}/{qn[3]:.2f}; {100 * a['normal_flagged']:.1f} % of N flagged "
                 f"(won by: {counts(dg['normal']['flagged_reason'])}); N flagged by beat length over the embedded "
-                f"row ({a_len(result)} s): {by_len}; next to an ectopic beat "
-                f"{100 * (dg['normal']['flagged_next_to_ectopic']['flagged'] or 0):.0f} %, between normal beats "
+                f"row ({a_len(result)} s): {by_len}; just before a premature beat (V or A) "
+                f"{100 * (dg['normal']['flagged_before_a_premature_beat']['flagged'] or 0):.0f} %, just after an "
+                f"ectopic beat {100 * (dg['normal']['flagged_after_an_ectopic_beat']['flagged'] or 0):.0f} %, "
+                f"between normal beats "
                 f"{100 * (dg['normal']['flagged_between_normal']['flagged'] or 0):.0f} %, next to a false "
                 f"detection {100 * (dg['normal']['flagged_next_to_a_false_detection']['flagged'] or 0):.0f} % of "
                 f"{dg['normal']['flagged_next_to_a_false_detection']['n']}. Detection here: "
@@ -645,6 +649,26 @@ def markdown(result: dict) -> str:
         lines.append(f"| {r['name']} | {cell('A')} | {cell('L')} | {cell('V')} | {cell('P')} | "
                      f"{cell('A', 'flagged')} | {cell('L', 'flagged')} | {cell('V', 'flagged')} | "
                      f"{100 * a['normal_flagged']:.1f} % | {counts} |")
+    lines += ["", ("Normal beats flagged (score > 1), by what won and where they sit: share of the N beats in each "
+              f"group that are flagged (group size). Row: the embedded beat, `embed.length_s` = {a_len(result)} s, "
+              "cut at the next beat's window start and zero-padded."), "",
+              ("| record | N flagged | by morphology / rhythm | just before a V or A | just after an ectopic beat | "
+              "length ≥ 0.95 row | next to a false detection |"), "|---|---|---|---|---|---|---|"]
+
+    def grp(v):
+        return "—" if not v["n"] else f"{100 * v['flagged']:.0f} % ({v['n']})"
+
+    for r in (r for r in readable if "anomaly" in r):
+        nd = r["anomaly"]["diagnosis"]["normal"]
+        long_rows = [v for k, v in nd["flagged_by_length_over_row"].items() if not k.startswith(("0-", "0.8-"))]
+        n_long = sum(v["n"] for v in long_rows)
+        long_ = {"n": n_long, "flagged": sum(v["n"] * (v["flagged"] or 0) for v in long_rows) / n_long if n_long
+                 else None}
+        fr = nd["flagged_reason"]
+        lines.append(f"| {r['name']} | {100 * r['anomaly']['normal_flagged']:.1f} % | {fr.get('morphology', 0)} / "
+                     f"{fr.get('rhythm', 0)} | {grp(nd['flagged_before_a_premature_beat'])} | "
+                     f"{grp(nd['flagged_after_an_ectopic_beat'])} | {grp(long_)} | "
+                     f"{grp(nd['flagged_next_to_a_false_detection'])} |")
     real = result["real_ecg"]
     lines += ["", "## Real ECG: agreement", "",
               f"{real['source']}; {real['duration_s']:.0f} s at {real['fs']:g} Hz. No truth is shipped with it: "
