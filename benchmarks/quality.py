@@ -538,7 +538,9 @@ def markdown(result: dict) -> str:
         f"{100 * TARGET_DETECTION:.1f} % on every readable record; AUROC ≥ {TARGET_AUROC} for A vs N and L vs N. "
         "Labels: N normal, V ventricular (early, wide), A atrial premature (early, normal shape: timing only), "
         "L aberrant conduction (on time, wide: shape only), P the sinus beat that ends a pause (records with "
-        "pauses). Reference detectors run with their defaults."),
+        "pauses). Reference detectors run with their defaults, on the raw first lead: sleepecg "
+        "`detect_heartbeats(ecg, fs)`, NeuroKit2 `ecg_peaks(ecg, sampling_rate=fs)` (no `ecg_clean` first), "
+        "XQRS `xqrs_detect(sig, fs)`."),
         "",
         f"Raw numbers: `{result['json']}`.",
         "",
@@ -697,7 +699,9 @@ def markdown(result: dict) -> str:
     lines += ["", "## Speed", "",
               (f"Detection seconds on the first lead, after a warm-up call (Numba compiled, modules imported); "
               f"{sp['hours']:.2f} h of synthetic ECG in {len(result['records'])} records "
-              f"({sp['samples'] / 1e6:.1f} M samples)."), "",
+              f"({sp['samples'] / 1e6:.1f} M samples). One process on a machine shared with other work (1-min load "
+              f"average {m['load_average_1min_start']} at the start, {m['load_average_1min_end']} at the end); "
+              f"training with {m['torch_threads']} torch thread(s)."), "",
               "| detector | total s | s per hour of ECG | M samples / s | slowest record (s) | real ECG (s) |",
               "|---|---|---|---|---|---|"]
     for name in DETECTORS:
@@ -720,10 +724,16 @@ def main(argv=None) -> None:
     p.add_argument("--no-chain", action="store_true", help="detection only")
     p.add_argument("--threads", type=int, default=1,
                    help="torch threads for training (default 1: on a small shared machine more threads are slower)")
+    p.add_argument("--render", type=Path, metavar="JSON",
+                   help="only write the Markdown again from a JSON this script wrote (to --md, default docs/quality.md)")
     p.add_argument("--json", type=Path, help="output JSON (default benchmarks/results/quality-<date>.json)")
     p.add_argument("--md", type=Path, help="output Markdown (default docs/quality.md)")
     a = p.parse_args(argv)
 
+    if a.render:
+        md = a.md or ROOT / "docs" / "quality.md"
+        md.write_text(markdown(json.loads(a.render.read_text())) + "\n")
+        return
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("beatflow").setLevel(logging.WARNING)
     import torch
