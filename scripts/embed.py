@@ -8,7 +8,7 @@ def main(smk):
 
     backend = select_backend(smk.config["device"], needs=("cudf", "kvikio", "numba.cuda"))
     embed(smk.wildcards.record, smk.input.signal, smk.input.beats, smk.output[0], smk.params.embed["length_s"],
-          backend)
+          backend, tuple(smk.params.embed["band_hz"]))
 
 
 run_stage("embed", snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -43,7 +43,7 @@ def test_segment_gpu_finds_the_same_beats(both):
 def test_embed_gpu_rows_equal_cpu_and_load_with_numpy(both):
     cpu_rows, gpu_rows = (np.load(both[k] / "embedding.npy") for k in ("cpu", "gpu"))
     assert gpu_rows.dtype == np.float32 and gpu_rows.shape == cpu_rows.shape
-    np.testing.assert_allclose(gpu_rows, cpu_rows, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(gpu_rows, cpu_rows, rtol=0, atol=1e-5)  # float64 FFTs: cuFFT vs pocketfft
 
 
 def test_kvikio_round_trip(tmp_path, gpu):

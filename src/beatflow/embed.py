@@ -1,5 +1,6 @@
-"""embed: every kept beat, all leads as channels, mean-removed and zero-padded into a fixed-length row
-→ ``embedding.npy`` ``[n_kept, channels, L]`` float32 (kvikio I/O on the GPU)."""
+"""embed: every kept beat, all leads as channels, band-passed (``embed.band_hz``: baseline wander and mains
+hum out), mean-removed and zero-padded into a fixed-length row → ``embedding.npy`` ``[n_kept, channels, L]``
+float32 (kvikio I/O on the GPU)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,11 @@ def embed_beats(x, starts, lengths, width: int, backend):
     return kernels.embed_cpu(x, starts, lengths, width)
 
 
-def embed(record: str, signal_path, beats_path, out_path, length_s: float, backend) -> None:
+def embed(record: str, signal_path, beats_path, out_path, length_s: float, backend,
+          band_hz: tuple[float, float] = (0.5, 40.0)) -> None:
     """Embed the kept beats of one record and write ``embedding.npy``."""
     from . import arrays
+    from .filters import band_pass
     from .tables import read_frame, read_signal
 
     signals, fs = read_signal(signal_path, backend)
@@ -36,7 +39,7 @@ def embed(record: str, signal_path, beats_path, out_path, length_s: float, backe
         raise BeatflowError("no beat passed length pruning (check segment.min_rr_s / max_rr_s)",
                             record=record, path=str(beats_path))
     width = max(1, round(length_s * fs))
-    x = backend.xp.stack(list(signals.values()))
+    x = band_pass(backend.xp.stack(list(signals.values())), fs, *band_hz, backend.xp)
     rows = embed_beats(x, kept["start"].to_numpy(), kept["length"].to_numpy(), width, backend)
     arrays.save(out_path, rows, backend.gpu)
     log.info("embed %s: %d beats x %d channel(s) x %d samples (%.2f s)", record, rows.shape[0], rows.shape[1],
