@@ -180,8 +180,8 @@ def test_segment_edit_resubmits_only_segment_and_downstream(slurm_run):
     run, _, _, _ = slurm_run
     config = run / "config" / "config.yaml"
     text = config.read_text()
-    assert "nms_window_s: 0.2 " in text
-    config.write_text(text.replace("nms_window_s: 0.2 ", "nms_window_s: 0.25"))
+    assert "nms_window_s: 0.3 " in text
+    config.write_text(text.replace("nms_window_s: 0.3 ", "nms_window_s: 0.25"))
     _, log = run_profiles(run, "segment_edit")
     squeue = cluster_evidence(run.parent / "squeue_segment_edit.txt")
     jobs = submissions(log)

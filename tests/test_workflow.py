@@ -123,7 +123,7 @@ def test_nothing_to_do_after_a_complete_run(demo_run):
 
 def test_segment_edit_reruns_segment_and_downstream_not_ingest(edited_run):
     run, config = edited_run
-    config.write_text(config.read_text().replace("nms_window_s: 0.2 ", "nms_window_s: 0.25 "))
+    config.write_text(config.read_text().replace("nms_window_s: 0.3 ", "nms_window_s: 0.25 "))
     assert scheduled(run) == {"segment", "embed", "train", "score", "plot", "evaluate"}
 
 

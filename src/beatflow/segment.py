@@ -26,7 +26,7 @@ class SegmentParams(FromConfig):
     """``segment.*`` config keys; windows in seconds."""
 
     wavelet_width_s: float = 0.015
-    nms_window_s: float = 0.2
+    nms_window_s: float = 0.3
     min_rr_s: float = 0.25
     max_rr_s: float = 3.0
     threshold: float = 0.3
@@ -42,7 +42,8 @@ def wavelet_response(x, fs: float, p: SegmentParams, backend):
     else:
         from scipy.signal import fftconvolve
     w = xp.asarray(ricker_for(fs, p.wavelet_width_s), dtype=xp.float32)
-    return fftconvolve(x - x.mean(), w, mode="same")
+    half = w.shape[0] // 2  # reflect the ends: zero padding would turn a baseline offset into a step there
+    return fftconvolve(xp.pad(x - x.mean(), half, mode="reflect"), w, mode="valid")
 
 
 def _rolling_median(values, k: int, xp):
