@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from beatflow.synth import SynthSpec, write_record
+from beatflow.tables import read_metadata
 from conftest import copy_project, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -44,7 +45,7 @@ def test_summary_matches_each_record(cohort_run):
         assert row.anomalies_morphology == (scores.reason == "morphology").sum()
         assert row.anomalies_rhythm == (scores.reason == "rhythm").sum()
         assert row.mean_hr_bpm == pytest.approx(kw["hr_bpm"], rel=0.1)
-        assert row.backend == "cpu"
+        assert row.backend == read_metadata(out / "scores.parquet")["backend"] and row.backend in {"cpu", "gpu"}
         for stage in ("ingest", "segment", "embed", "train", "score", "plot"):
             bench = pd.read_csv(cohort_run / "logs" / name / f"{stage}.benchmark.tsv", sep="\t")
             assert row[f"wall_s_{stage}"] == pytest.approx(bench.s.iloc[0])

@@ -64,6 +64,9 @@ def _fit(x, p: TrainParams, device, batch_size: int):
     from .model import ConvVAE, loss_terms
 
     torch.manual_seed(p.seed)
+    if device.type == "cuda":  # cuDNN's fastest convolution backward is not deterministic
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
     scale = x.std(dim=(0, 2)).clamp_min(1e-6)
     model = ConvVAE(x.shape[1], x.shape[2], p.latent_dim, scale).to(device)
     optimiser = torch.optim.Adam(model.parameters(), lr=p.learning_rate)
