@@ -71,7 +71,20 @@ def run_backend(device: str, cores: int, extra: list[str], keep: Path | None) ->
             lines = bench.read_text().splitlines()
             stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = float(lines[1].split("\t")[0])
         evaluations = {p.parent.name: json.loads(p.read_text()) for p in (work / "results").glob("*/evaluation.json")}
-        return {"wall_s": wall, "stages_s": stages, "evaluation": evaluations}
+        return {"wall_s": wall, "stages_s": stages, "evaluation": evaluations, "records": records(work)}
+
+
+def records(work: Path) -> dict:
+    """Size of each record the run ingested: hours, fs, leads, rows (from signal.parquet)."""
+    import pyarrow.parquet as pq
+
+    sizes = {}
+    for path in sorted((work / "results").glob("*/signal.parquet")):
+        meta = pq.read_metadata(path)
+        fs = float(pq.read_schema(path).metadata[b"fs"])
+        sizes[path.parent.name] = {"hours": meta.num_rows / fs / 3600, "fs": fs, "leads": meta.num_columns,
+                                   "rows": meta.num_rows}
+    return sizes
 
 
 def main() -> None:
@@ -85,6 +98,7 @@ def main() -> None:
     results = {d: run_backend(d, a.cores, a.snakemake_args, a.keep_logs) for d in a.devices}
     report = {
         "device": device_name(), "versions": versions(), "cores": a.cores,
+        "record": next(iter(results.values()))["records"],
         "workflow_wall_s": {d: r["wall_s"] for d, r in results.items()},
         "stages_s": {d: r["stages_s"] for d, r in results.items()},
         "evaluation": {d: r["evaluation"] for d, r in results.items()},
