@@ -5,6 +5,7 @@ beat-length histogram and a gallery of the most anomalous beats over the median 
 from __future__ import annotations
 
 import logging
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,9 @@ GALLERY_SIZE = 12
 TRACE_PIXELS = (1600, 320)
 
 
+@lru_cache(maxsize=1)
 def _hv():
+    """holoviews with the bokeh and matplotlib renderers loaded (once per process)."""
     import holoviews as hv
 
     hv.extension("bokeh", "matplotlib", logo=False)
