@@ -46,6 +46,15 @@ def short_record(tmp_path_factory):
     return d / "ecg.csv", d / "truth.csv", spec
 
 
+ARTIFACTS = {"signal": "signal.parquet", "beats": "beats.parquet", "embedding": "embedding.npy",
+             "model": "model.pt", "scores": "scores.parquet", "latent": "latent.parquet"}
+
+
+def artifact_paths(directory: Path, **replaced) -> dict:
+    """One record's artifacts in ``directory``, named as in results/{record}/, some of them ``replaced``."""
+    return {**{name: Path(directory) / file for name, file in ARTIFACTS.items()}, **replaced}
+
+
 def copy_project(dest: Path) -> Path:
     """A copy of the workflow (not of results) in ``dest``, as a user's checkout would be."""
     for name in PROJECT_FILES:

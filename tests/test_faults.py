@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import copy_project, snakemake
+from conftest import artifact_paths, copy_project, snakemake
 
 from beatflow.embed import embed
 from beatflow.errors import BeatflowError
@@ -129,9 +129,7 @@ def test_same_input_config_and_seed_give_identical_results(short_record, tmp_pat
         embed("r", d / "signal.parquet", d / "beats.parquet", d / "embedding.npy", 1.0, cpu)
         p = TrainParams(epochs=3)
         train("r", d / "embedding.npy", d / "model.pt", p, cpu)
-        paths = {k: d / f"{k}.{e}" for k, e in (("signal", "parquet"), ("beats", "parquet"), ("embedding", "npy"),
-                                                 ("model", "pt"), ("scores", "parquet"), ("latent", "parquet"))}
-        score("r", paths, SegmentParams(), p, ScoreParams(), cpu)
+        score("r", artifact_paths(d), SegmentParams(), p, ScoreParams(), cpu)
         runs.append(d)
     for name in ("signal.parquet", "beats.parquet", "embedding.npy"):
         assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name

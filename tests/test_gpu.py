@@ -9,6 +9,7 @@ from beatflow import arrays
 from beatflow.embed import embed
 from beatflow.ingest import ingest
 from beatflow.segment import SegmentParams, segment
+from conftest import artifact_paths
 
 pytestmark = pytest.mark.gpu
 
@@ -77,9 +78,7 @@ def test_train_score_plot_on_gpu(both, gpu, short_record):
     d = both["gpu"]
     p = TrainParams(epochs=3)
     train("r", d / "embedding.npy", d / "model.pt", p, gpu)
-    paths = {k: d / f"{k}.{ext}" for k, ext in
-             (("signal", "parquet"), ("beats", "parquet"), ("embedding", "npy"), ("model", "pt"),
-              ("scores", "parquet"), ("latent", "parquet"))}
+    paths = artifact_paths(d)
     score("r", paths, SegmentParams(), p, ScoreParams(), gpu)
     scores = pd.read_parquet(paths["scores"])
     assert np.isfinite(scores.score).all() and set(scores.split) == {"train", "test", "pruned"} - (
@@ -103,8 +102,8 @@ def test_gpu_runs_are_deterministic(both, gpu, tmp_path):
     for k in range(2):
         p = TrainParams(epochs=3)
         train("r", d / "embedding.npy", tmp_path / f"m{k}.pt", p, gpu)
-        paths = {"signal": d / "signal.parquet", "beats": d / "beats.parquet", "embedding": d / "embedding.npy",
-                 "model": tmp_path / f"m{k}.pt", "scores": tmp_path / f"s{k}.parquet", "latent": tmp_path / f"l{k}.parquet"}
+        paths = artifact_paths(d, model=tmp_path / f"m{k}.pt", scores=tmp_path / f"s{k}.parquet",
+                               latent=tmp_path / f"l{k}.parquet")
         score("r", paths, SegmentParams(), p, ScoreParams(), gpu)
         scores.append(pd.read_parquet(paths["scores"]))
     np.testing.assert_allclose(scores[0].score, scores[1].score, rtol=1e-3, atol=1e-4)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import atomic_path
+from .timefmt import clock
 
 log = logging.getLogger("beatflow")
 
@@ -112,7 +113,7 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
     t = np.arange(rows.shape[1]) / fs
     panels = []
     for row, (_, beat) in zip(rows, info.iterrows(), strict=True):
-        title = f"beat {int(beat.beat)} @ {_clock(beat.time_s)}: {beat.reason or 'top score'} {beat.score:.2f}"
+        title = f"beat {int(beat.beat)} @ {clock(beat.time_s)}: {beat.reason or 'top score'} {beat.score:.2f}"
         panels.append((_coloured(hv.Curve((t, normal), "time (s)", lead), "gray")
                        * _coloured(hv.Curve((t, row), "time (s)", lead), "crimson")).relabel(title))
     layout = hv.Layout(panels).cols(4)
@@ -125,11 +126,6 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
 def _coloured(element, color: str):
     hv = _hv()
     return element.opts(hv.opts.Curve(color=color, backend="bokeh"), hv.opts.Curve(color=color, backend="matplotlib"))
-
-
-def _clock(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
 def gallery_rows(rows, kept, backend):

@@ -11,15 +11,11 @@ from __future__ import annotations
 import logging
 
 from .errors import BeatflowError
+from .timefmt import clock
 
 log = logging.getLogger("beatflow")
 
 CLIPPING_WARNING = 0.001
-
-
-def _clock(seconds: float) -> str:
-    s = int(seconds)
-    return f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
 def fill_gaps(values, fs: float, max_gap_s: float, lead: str, xp):
@@ -36,7 +32,7 @@ def fill_gaps(values, fs: float, max_gap_s: float, lead: str, xp):
     length = int(ends[longest] - starts[longest])
     if length > max_gap_s * fs:
         raise BeatflowError(f"lead {lead!r} has a gap of {length} missing, NaN or infinite samples "
-                            f"({length / fs:.2f} s) at {_clock(int(starts[longest]) / fs)}; gaps up to "
+                            f"({length / fs:.2f} s) at {clock(int(starts[longest]) / fs)}; gaps up to "
                             f"ingest.max_gap_s = {max_gap_s} s are interpolated")
     good = xp.flatnonzero(~bad)
     filled = values.copy()
