@@ -26,10 +26,10 @@ def embed_beats(x, starts, lengths, width: int, backend):
 
 
 def embed(record: str, signal_path, beats_path, out_path, length_s: float, backend,
-          band_hz: tuple[float, float] = (0.5, 40.0)) -> None:
+          band_hz: tuple[float, float] = (0.5, 40.0), work_bytes: int | None = None) -> None:
     """Embed the kept beats of one record and write ``embedding.npy``."""
     from . import arrays
-    from .filters import band_pass
+    from .filters import band_pass, band_pass_taps
     from .tables import read_frame, read_signal
 
     signals, fs = read_signal(signal_path, backend)
@@ -39,7 +39,12 @@ def embed(record: str, signal_path, beats_path, out_path, length_s: float, backe
         raise BeatflowError("no beat passed length pruning (check segment.min_rr_s / max_rr_s)",
                             record=record, path=str(beats_path))
     width = max(1, round(length_s * fs))
-    x = band_pass(backend.xp.stack(list(signals.values())), fs, *band_hz, backend.xp)
+    low, high = band_hz
+    span = len(band_pass_taps(fs, low, high)) / fs
+    if not low < high or span >= 2 * next(iter(signals.values())).shape[0] / fs:
+        raise BeatflowError(f"embed.band_hz {list(band_hz)} needs low < high and a filter ({span:.1f} s) shorter "
+                            "than twice the recording", record=record, path=str(signal_path))
+    x = band_pass(list(signals.values()), fs, *band_hz, backend.xp, work_bytes)
     rows = embed_beats(x, kept["start"].to_numpy(), kept["length"].to_numpy(), width, backend)
     arrays.save(out_path, rows, backend.gpu)
     log.info("embed %s: %d beats x %d channel(s) x %d samples (%.2f s)", record, rows.shape[0], rows.shape[1],

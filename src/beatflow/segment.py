@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .convolve import convolve_same
 from .errors import BeatflowError
 from .params import FromConfig
 from .wavelet import ricker_for
@@ -34,16 +35,10 @@ class SegmentParams(FromConfig):
 
 
 
-def wavelet_response(x, fs: float, p: SegmentParams, backend):
-    """Convolution of ``x`` with the Ricker wavelet (same length as ``x``), by FFT."""
-    xp = backend.xp
-    if backend.gpu:
-        from cupyx.scipy.signal import fftconvolve
-    else:
-        from scipy.signal import fftconvolve
-    w = xp.asarray(ricker_for(fs, p.wavelet_width_s), dtype=xp.float32)
-    half = w.shape[0] // 2  # reflect the ends: zero padding would turn a baseline offset into a step there
-    return fftconvolve(xp.pad(x - x.mean(), half, mode="reflect"), w, mode="valid")
+def wavelet_response(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
+    """Convolution of ``x`` with the Ricker wavelet (same length as ``x``), by FFT in bounded memory; the
+    ends are reflected (zero padding would turn a baseline offset into a step there)."""
+    return convolve_same(x - x.mean(), ricker_for(fs, p.wavelet_width_s), backend.xp, work_bytes)
 
 
 def _rolling_median(values, k: int, xp):
@@ -75,10 +70,12 @@ def nms_mask(r, half: int, backend):
     return kernels.nms_cpu(np.ascontiguousarray(r), half)
 
 
-def detect_peaks(x, fs: float, p: SegmentParams, backend):
-    """R-peak sample indices (int64, increasing) of the signal ``x`` (an ``xp`` float32 array)."""
+def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
+    """R-peak sample indices (int64, increasing) of the signal ``x`` (an ``xp`` float32 array).
+
+    Memory: the signal, its wavelet response and a byte mask, plus ``work_bytes`` for the convolution."""
     xp = backend.xp
-    r = wavelet_response(x, fs, p, backend)
+    r = wavelet_response(x, fs, p, backend, work_bytes)
     block = max(1, math.ceil(p.max_rr_s * fs))
     r, reference = oriented_envelope(r, block, xp)
     candidates = xp.flatnonzero(nms_mask(r, max(1, round(p.nms_window_s * fs / 2)), backend))
@@ -106,7 +103,7 @@ def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
     })
 
 
-def segment(record: str, signal_path, out_path, p: SegmentParams, backend) -> None:
+def segment(record: str, signal_path, out_path, p: SegmentParams, backend, work_bytes: int | None = None) -> None:
     """Detect the beats of one record and write ``beats.parquet``."""
     from .tables import read_signal, signal_info, write_frame
 
@@ -118,7 +115,7 @@ def segment(record: str, signal_path, out_path, p: SegmentParams, backend) -> No
         raise BeatflowError(f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s",
                             record=record, path=str(signal_path))
     try:
-        peaks = backend.to_host(detect_peaks(x, fs, p, backend))
+        peaks = backend.to_host(detect_peaks(x, fs, p, backend, work_bytes))
     except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
         raise BeatflowError(f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples "
                             f"({x.nbytes / 1e9:.1f} GB per lead): run this record with device: cpu or on a "
