@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -71,7 +72,26 @@ def run_backend(device: str, cores: int, extra: list[str], keep: Path | None) ->
             lines = bench.read_text().splitlines()
             stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = float(lines[1].split("\t")[0])
         evaluations = {p.parent.name: json.loads(p.read_text()) for p in (work / "results").glob("*/evaluation.json")}
-        return {"wall_s": wall, "stages_s": stages, "evaluation": evaluations, "records": records(work)}
+        return {"wall_s": wall, "stages_s": stages, "breakdown_s": breakdown(work / "logs"),
+                "evaluation": evaluations, "records": records(work)}
+
+
+def breakdown(logs: Path) -> dict:
+    """Where each rule's time went, from its log: ``startup`` (interpreter, Snakemake's script preamble,
+    beatflow), ``gpu_imports`` (the GPU libraries the rule needs) and ``work`` (the rest of the stage)."""
+    found: dict[str, dict[str, dict[str, float]]] = {}
+    for path in sorted(logs.glob("*/*.log")):
+        text = path.read_text()
+        startup = re.search(r": start \(pid \d+, ([\d.]+) s after the process started\)", text)
+        done = re.search(r": done in ([\d.]+) s", text)
+        if not (startup and done):
+            continue
+        imports = re.search(r"GPU libraries imported in ([\d.]+) s", text)
+        gpu_imports = float(imports.group(1)) if imports else 0.0
+        found.setdefault(path.parent.name, {})[path.stem] = {
+            "startup": float(startup.group(1)), "gpu_imports": gpu_imports,
+            "work": round(float(done.group(1)) - gpu_imports, 2)}
+    return found
 
 
 def records(work: Path) -> dict:
@@ -87,6 +107,14 @@ def records(work: Path) -> dict:
     return sizes
 
 
+def single(per_record: dict) -> dict:
+    """``{record: value}`` → the value itself (with its ``name``) when the run had one record."""
+    if len(per_record) != 1:
+        return per_record
+    name, value = next(iter(per_record.items()))
+    return {"name": name, **value}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--devices", nargs="+", default=["cpu"], choices=["gpu", "cpu", "auto"])
@@ -98,16 +126,17 @@ def main() -> None:
     results = {d: run_backend(d, a.cores, a.snakemake_args, a.keep_logs) for d in a.devices}
     report = {
         "device": device_name(), "versions": versions(), "cores": a.cores,
-        "record": next(iter(results.values()))["records"],
+        "record": single(next(iter(results.values()))["records"]),
         "workflow_wall_s": {d: r["wall_s"] for d, r in results.items()},
-        "stages_s": {d: r["stages_s"] for d, r in results.items()},
+        "stages_s": {d: single(r["stages_s"]) for d, r in results.items()},
+        "breakdown_s": {d: single(r["breakdown_s"]) for d, r in results.items()},
         "evaluation": {d: r["evaluation"] for d, r in results.items()},
     }
     if {"gpu", "cpu"} <= results.keys():
         report["cpu_over_gpu"] = results["cpu"]["wall_s"] / results["gpu"]["wall_s"]
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps({k: report[k] for k in ("device", "workflow_wall_s", "stages_s")}, indent=1))
+    print(json.dumps({k: report[k] for k in ("device", "workflow_wall_s", "stages_s", "breakdown_s")}, indent=1))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ def main(smk):
     from beatflow.segment import SegmentParams
     from beatflow.train import TrainParams
 
-    backend = select_backend(smk.config["device"], needs=("kvikio",))
+    backend = select_backend(smk.config["device"], needs=("kvikio", "torch"))
     paths = {**dict(smk.input.items()), **dict(smk.output.items())}
     score(smk.wildcards.record, paths, SegmentParams.from_config(smk.params.segment),
           TrainParams.from_config(smk.params.train), ScoreParams.from_config(smk.params.score), backend)

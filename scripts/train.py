@@ -6,7 +6,7 @@ def main(smk):
     from beatflow.backend import select_backend
     from beatflow.train import TrainParams, train
 
-    backend = select_backend(smk.config["device"], needs=("kvikio",))
+    backend = select_backend(smk.config["device"], needs=("kvikio", "torch"))
     train(smk.wildcards.record, smk.input.embedding, smk.output[0], TrainParams.from_config(smk.params.train), backend)
 
 

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass
 from types import ModuleType
 
 from .errors import BackendError
 
 log = logging.getLogger("beatflow")
-
-BASE_GPU_MODULES = ("cupy", "rmm")  # every GPU stage: arrays and the shared memory pool
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ def _probe_gpu(modules: tuple[str, ...]) -> str:
     """Import the GPU libraries a stage uses and check for a device; return a one-line description or raise."""
     import importlib
 
-    for name in BASE_GPU_MODULES + modules:
+    for name in ("cupy",) + modules:
         try:
             importlib.import_module(name)
         except Exception as exc:  # ImportError, or a CUDA driver error raised at import
@@ -59,8 +58,9 @@ def _probe_gpu(modules: tuple[str, ...]) -> str:
 def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend:
     """Resolve ``device`` to a :class:`Backend` and log the choice.
 
-    ``needs`` names the GPU libraries the stage uses besides cupy and rmm (``"cudf"``, ``"kvikio"``,
-    ``"numba.cuda"``): only those are imported, since each costs seconds of start-up in a fresh process.
+    ``needs`` names the GPU libraries the stage uses besides cupy (``"cudf"``, ``"kvikio"``, ``"numba.cuda"``,
+    ``"torch"``): only those are imported, since each costs seconds of start-up in a fresh process. They also
+    choose the process's one memory manager (:func:`_share_memory`).
 
     ``auto`` takes the GPU when a CUDA device is visible and the GPU libraries import, else the CPU with
     one warning; ``gpu`` raises :class:`BackendError` when it cannot; ``cpu`` never touches the GPU stack.
@@ -71,7 +71,9 @@ def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend
         raise BackendError(f"device must be auto, gpu or cpu, not {device!r}")
     if device != "cpu":
         try:
-            detail = _probe_gpu(tuple(needs))
+            manager = "torch" if "torch" in needs else "rmm"
+            t0 = time.perf_counter()
+            detail = _probe_gpu(tuple(needs) + (("rmm",) if manager == "rmm" else ()))
         except BackendError as exc:
             if device == "gpu":
                 raise BackendError(f"device: gpu was requested but {exc.problem}; set device: cpu or auto") from exc
@@ -79,8 +81,8 @@ def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend
         else:
             import cupy
 
-            _share_memory_pool()
-            log.info("backend: gpu (%s)", detail)
+            _share_memory(manager)
+            log.info("backend: gpu (%s; GPU libraries imported in %.2f s)", detail, time.perf_counter() - t0)
             return Backend("gpu", cupy, detail)
     import numpy
 
@@ -88,28 +90,37 @@ def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend
     return Backend("cpu", numpy, f"numpy {numpy.__version__}")
 
 
-def _share_memory_pool() -> None:
-    """One RMM pool per process, used by cuDF and CuPy (torch joins in :func:`torch_device`)."""
+def _share_memory(manager: str) -> None:
+    """One memory manager per process. Where cuDF runs, an RMM pool that CuPy allocates from too. Where torch
+    runs (train, score; no stage uses cuDF and torch together), torch's caching allocator, which CuPy then
+    allocates from (kvikio reads land in it): CUDA-graph capture needs its graph-private pools, which an
+    RMM-backed torch allocator does not provide."""
     import cupy
-    import rmm
-    from rmm.allocators.cupy import rmm_cupy_allocator
 
-    if not getattr(_share_memory_pool, "done", False):
+    if getattr(_share_memory, "manager", None):
+        return
+    if manager == "rmm":
+        import rmm
+        from rmm.allocators.cupy import rmm_cupy_allocator
+
         rmm.reinitialize(pool_allocator=True)
         cupy.cuda.set_allocator(rmm_cupy_allocator)
-        _share_memory_pool.done = True
+    else:
+        cupy.cuda.set_allocator(_torch_allocation)
+    _share_memory.manager = manager
+
+
+def _torch_allocation(size: int):
+    """A CuPy allocation served by torch's caching allocator (kept alive by the memory object)."""
+    import cupy
+    import torch
+
+    block = torch.empty(size, dtype=torch.uint8, device="cuda")
+    return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(block.data_ptr(), size, block), 0)
 
 
 def torch_device(backend: Backend):
-    """The torch device for ``backend``; on the GPU, torch allocates from the same RMM pool."""
+    """The torch device for ``backend``."""
     import torch
 
-    if not backend.gpu:
-        return torch.device("cpu")
-    try:
-        from rmm.allocators.torch import rmm_torch_allocator
-
-        torch.cuda.memory.change_current_allocator(rmm_torch_allocator)
-    except RuntimeError as exc:  # torch refuses once its own allocator has been used
-        log.warning("torch keeps its own CUDA allocator (%s)", exc)
-    return torch.device("cuda")
+    return torch.device("cuda" if backend.gpu else "cpu")

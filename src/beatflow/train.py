@@ -61,7 +61,7 @@ def fit(x, p: TrainParams, device):
 def _fit(x, p: TrainParams, device, batch_size: int):
     import torch
 
-    from .model import ConvVAE, loss_terms
+    from .model import ConvVAE
 
     torch.manual_seed(p.seed)
     if device.type == "cuda":  # cuDNN's fastest convolution backward is not deterministic
@@ -69,24 +69,90 @@ def _fit(x, p: TrainParams, device, batch_size: int):
         torch.backends.cudnn.benchmark = False
     scale = x.std(dim=(0, 2)).clamp_min(1e-6)
     model = ConvVAE(x.shape[1], x.shape[2], p.latent_dim, scale).to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=p.learning_rate)
+    cuda = device.type == "cuda"
+    optimiser = torch.optim.Adam(model.parameters(), lr=p.learning_rate, capturable=cuda)
+    batch_size = min(batch_size, x.shape[0])
+    steps = x.shape[0] // batch_size  # the last partial batch is left out, so every step has one shape
+    index = torch.zeros(batch_size, dtype=torch.long, device=device)
+    step = (GraphedStep if cuda else EagerStep)(model, optimiser, x, index, p.beta)
     generator = torch.Generator(device=device).manual_seed(p.seed)
     history = []
     for epoch in range(p.epochs):
         t0 = time.perf_counter()
         model.train()
-        total, n = torch.zeros((), device=device), 0
-        for batch in torch.randperm(x.shape[0], device=device, generator=generator).split(batch_size):
-            rec, kl = loss_terms(model, x[batch])
-            loss = rec + p.beta * kl
-            optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            optimiser.step()
-            total += loss.detach() * len(batch)
-            n += len(batch)
-        history.append(float(total) / n)
-        log.info("epoch %d/%d: loss %.4f (%.2f s)", epoch + 1, p.epochs, history[-1], time.perf_counter() - t0)
+        order = torch.randperm(x.shape[0], device=device, generator=generator)
+        total = torch.zeros((), device=device)
+        for i in range(steps):
+            index.copy_(order[i * batch_size:(i + 1) * batch_size])
+            total += step()
+        history.append(float(total) / steps)
+        log.info("epoch %d/%d: loss %.4f (%.3f s)", epoch + 1, p.epochs, history[-1], time.perf_counter() - t0)
     return model.eval(), history
+
+
+class EagerStep:
+    """One optimiser step on the rows ``x[index]`` (``index`` is filled in before each call); returns the loss."""
+
+    def __init__(self, model, optimiser, x, index, beta: float):
+        self.model, self.optimiser, self.x, self.index, self.beta = model, optimiser, x, index, beta
+
+    def loss(self):
+        from .model import loss_terms
+
+        rec, kl = loss_terms(self.model, self.x[self.index])
+        return rec + self.beta * kl
+
+    def __call__(self):
+        self.optimiser.zero_grad(set_to_none=True)
+        loss = self.loss()
+        loss.backward()
+        self.optimiser.step()
+        return loss.detach()
+
+
+class GraphedStep(EagerStep):
+    """The same step, recorded once as a CUDA graph and replayed: one launch per step instead of ~200 small
+    kernel launches from Python, which bound a model this small (PyTorch's whole-network capture recipe).
+
+    The first ``WARMUP`` calls run eagerly on a side stream, as capture requires; every call is one real step.
+    """
+
+    WARMUP = 3
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        import torch
+
+        self.calls, self.graph, self.stream = 0, None, torch.cuda.Stream()
+
+    def __call__(self):
+        import torch
+
+        if self.graph is None:
+            self.calls += 1
+            self.stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(self.stream):
+                if self.calls <= self.WARMUP:
+                    loss = super().__call__()
+                else:
+                    self._record()
+            torch.cuda.current_stream().wait_stream(self.stream)
+            if self.graph is None:
+                return loss
+        self.graph.replay()
+        return self.static_loss
+
+    def _record(self):
+        """Record one step (recording runs nothing: the caller replays it)."""
+        import torch
+
+        self.graph = torch.cuda.CUDAGraph()
+        self.optimiser.zero_grad(set_to_none=True)  # the graph allocates the gradients that each replay refills
+        with torch.cuda.graph(self.graph):
+            loss = self.loss()
+            loss.backward()
+            self.optimiser.step()
+        self.static_loss = loss.detach()
 
 
 def train(record: str, embedding_path, model_path, p: TrainParams, backend) -> None:

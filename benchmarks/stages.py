@@ -1,0 +1,147 @@
+"""Warm, in-process figures for the stages of the seed's case, beside the issue's reference numbers.
+
+    python benchmarks/stages.py data/holter20h.csv --out benchmarks/results/stages-h200.json [--device gpu]
+
+Measures (best of ``--repeat`` after a warm-up, device synchronised): CSV parse (cuDF or pyarrow) in GB/s of
+CSV; segment + embed of the first lead / all leads (``detect_peaks`` + ``band_pass`` + ``embed_beats``); a
+2 GiB ``.npy`` read into device memory by kvikio and by ``np.load`` + ``cupy.asarray``, warm (page cache) and
+cold (evicted with ``posix_fadvise``); and the VAE's seconds per epoch on 63.5 k beats.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def best(run, sync, repeat: int) -> float:
+    """Best wall time of ``run()`` over ``repeat`` calls after one warm-up call."""
+    run()
+    sync()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        run()
+        sync()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def evict(path: Path) -> None:
+    """Drop ``path`` from the page cache, so the next read comes from the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def csv_parse(csv: Path, leads: list[str], backend, sync, repeat: int) -> dict:
+    from beatflow.ingest import read_source
+
+    seconds = best(lambda: read_source(csv, leads, backend.gpu), sync, repeat)
+    return {"seconds": seconds, "gb_per_s": csv.stat().st_size / seconds / 1e9, "csv_bytes": csv.stat().st_size}
+
+
+def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
+    from beatflow.embed import embed_beats
+    from beatflow.filters import band_pass
+    from beatflow.segment import SegmentParams, beats_table, detect_peaks
+
+    p = SegmentParams()
+    first = next(iter(signals.values()))
+    peaks = backend.to_host(detect_peaks(first, fs, p, backend))
+    kept = beats_table(peaks, first.shape[0], fs, p).query("kept")
+    starts, lengths = kept.start.to_numpy(), kept.length.to_numpy()
+    segment_s = best(lambda: detect_peaks(first, fs, p, backend), sync, repeat)
+    embed_s = best(lambda: embed_beats(band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp), starts, lengths,
+                                       round(fs), backend), sync, repeat)
+    return {"samples_per_lead": int(first.shape[0]), "leads": len(signals), "beats": len(peaks),
+            "segment_s": segment_s, "embed_s": embed_s, "segment_plus_embed_s": segment_s + embed_s}
+
+
+def npy_read(backend, sync, gib: float) -> dict:
+    import cupy
+
+    from beatflow import arrays
+
+    rows = int(gib * 2**30 / (2 * 250 * 4))
+    with tempfile.TemporaryDirectory(dir=".") as tmp:
+        path = Path(tmp) / "rows.npy"
+        arrays.save(path, cupy.ones((rows, 2, 250), dtype=cupy.float32), gpu=True)
+        readers = {"kvikio": lambda: arrays.load(path, gpu=True),
+                   "numpy_asarray": lambda: cupy.asarray(np.load(path))}
+        out = {"bytes": path.stat().st_size}
+        for name, read in readers.items():
+            for state in ("cold", "warm"):
+                if state == "cold":
+                    evict(path)
+                else:
+                    read()
+                sync()
+                t0 = time.perf_counter()
+                read()
+                sync()
+                out[f"{name}_{state}_gb_per_s"] = path.stat().st_size / (time.perf_counter() - t0) / 1e9
+        out["io_mode"] = arrays.io_mode()
+    return out
+
+
+def vae_epoch(backend, beats: int, batch_size: int) -> dict:
+    import torch
+
+    from beatflow.backend import torch_device
+    from beatflow.train import TrainParams, fit
+
+    device = torch_device(backend)
+    g = torch.Generator().manual_seed(0)
+    t = torch.linspace(-1, 1, 250)
+    x = (torch.exp(-((t - 0.2 * torch.rand(beats, 2, 1, generator=g)) / 0.05) ** 2)
+         + 0.05 * torch.randn(beats, 2, 250, generator=g)).to(device)
+    timing = {}
+    for epochs in (1, 6):
+        t0 = time.perf_counter()
+        _, history = fit(x, TrainParams(epochs=epochs, batch_size=batch_size), device)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        timing[epochs] = time.perf_counter() - t0
+    return {"beats": beats, "batch_size": batch_size, "s_per_epoch": (timing[6] - timing[1]) / 5,
+            "first_epoch_s": timing[1], "final_loss": history[-1]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("csv", type=Path, help="the seed-scale CSV (beatflow-synth --hours 20)")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--batch-sizes", type=int, nargs="+", default=[512])
+    a = p.parse_args()
+    from beatflow.backend import select_backend
+    from beatflow.ingest import TIME, csv_header, read_source, resolve_fs
+
+    backend = select_backend(a.device, needs=("cudf", "kvikio", "numba.cuda", "torch"))
+    sync = backend.xp.cuda.Device().synchronize if backend.gpu else (lambda: None)
+    leads = [c for c in csv_header(a.csv) if c != TIME]
+    signals, _ = read_source(a.csv, leads, backend.gpu)
+    fs = resolve_fs(None, signals.pop(TIME), backend.xp)
+    report = {"device": backend.detail, "csv": str(a.csv),
+              "csv_parse": csv_parse(a.csv, leads, backend, sync, a.repeat),
+              "segment_embed": segment_embed(signals, fs, backend, sync, a.repeat),
+              "vae": [vae_epoch(backend, 63_500, b) for b in a.batch_sizes]}
+    if backend.gpu:
+        report["npy_read_2gib"] = npy_read(backend, sync, 2.0)
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
