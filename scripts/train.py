@@ -7,7 +7,8 @@ def main(smk):
     from beatflow.train import TrainParams, train
 
     backend = select_backend(smk.config["device"], needs=("kvikio", "torch"))
-    train(smk.wildcards.record, smk.input.embedding, smk.output[0], TrainParams.from_config(smk.params.train), backend)
+    train(smk.wildcards.record, smk.input.embedding, smk.input.beats, smk.output[0],
+          TrainParams.from_config(smk.params.train), backend)
 
 
 run_stage("train", snakemake, main)  # noqa: F821 (injected by Snakemake)

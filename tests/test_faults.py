@@ -91,7 +91,7 @@ def test_training_out_of_memory_retries_with_smaller_batches(monkeypatch, caplog
         return real(m, x)
 
     monkeypatch.setattr(model, "loss_terms", small_batches_only)
-    _, history = fit(torch.randn(64, 1, 16), TrainParams(epochs=2, batch_size=64), torch.device("cpu"))
+    _, history = fit(torch.randn(1024, 1, 16), TrainParams(epochs=2, batch_size=64), torch.device("cpu"))
     assert len(history) == 2
     assert "batch size 64; starting again with 32" in caplog.text and "batch size 32; starting again with 16" in caplog.text
 
@@ -128,7 +128,7 @@ def test_same_input_config_and_seed_give_identical_results(short_record, tmp_pat
         segment("r", d / "signal.parquet", d / "beats.parquet", SegmentParams(), cpu)
         embed("r", d / "signal.parquet", d / "beats.parquet", d / "embedding.npy", 1.0, cpu)
         p = TrainParams(epochs=3)
-        train("r", d / "embedding.npy", d / "model.pt", p, cpu)
+        train("r", d / "embedding.npy", d / "beats.parquet", d / "model.pt", p, cpu)
         score("r", artifact_paths(d), SegmentParams(), p, ScoreParams(), cpu)
         runs.append(d)
     for name in ("signal.parquet", "beats.parquet", "embedding.npy"):

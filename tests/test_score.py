@@ -27,9 +27,10 @@ def test_premature_beat_and_pause_known_answers():
 
 
 def test_out_of_range_length_is_a_rhythm_anomaly():
-    peaks = np.array([0, 100, 200, 700, 800])
-    r = rhythm_ratio(peaks, np.diff(peaks, append=900), FS, 0.25, 3.0, ScoreParams())
-    assert r[2] == pytest.approx(5.0 / 3.0)  # 5 s to the next beat against max_rr_s = 3
+    peaks = np.r_[np.arange(0, 1100, 100), np.arange(1500, 2600, 100)]
+    r = rhythm_ratio(peaks, np.diff(peaks, append=2600), FS, 0.25, 3.0, ScoreParams())
+    assert r[10] == pytest.approx(5.0 / 3.0)  # 5 s to the next beat against max_rr_s = 3
+    assert r[11] == pytest.approx(np.log(5.0) / np.log(1.8))  # the beat after the pause: late
 
 
 def test_score_table_combines_shape_and_timing():

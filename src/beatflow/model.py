@@ -31,6 +31,7 @@ class ConvVAE(nn.Module):
         self.padded = 8 * math.ceil(length / 8)
         features = 64 * self.padded // 8
         self.register_buffer("scale", torch.ones(channels) if scale is None else torch.as_tensor(scale).float())
+        self.register_buffer("tail", torch.zeros(channels, length))
         self.encoder = nn.Sequential(
             nn.Conv1d(channels, 16, 7, stride=2, padding=3), nn.GELU(),
             nn.Conv1d(16, 32, 5, stride=2, padding=2), nn.GELU(),
@@ -42,6 +43,11 @@ class ConvVAE(nn.Module):
             nn.ConvTranspose1d(64, 32, 4, stride=2, padding=1), nn.GELU(),
             nn.ConvTranspose1d(32, 16, 4, stride=2, padding=1), nn.GELU(),
             nn.ConvTranspose1d(16, channels, 4, stride=2, padding=1))
+
+    def complete(self, x, lengths):
+        """Rows ``x`` whose beat is ``lengths`` samples long, with the zero padding after it replaced by the
+        ``tail`` template: a beat cut short by an early next beat then looks like its full-length self."""
+        return fill_tail(x, lengths, self.tail)
 
     def normalise(self, x):
         return x / self.scale[None, :, None]
@@ -58,6 +64,24 @@ class ConvVAE(nn.Module):
         mu, logvar = self.encode(x)
         z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar) if self.training else mu
         return self.decode(z), mu, logvar
+
+
+def _padding(x, lengths):
+    """``[rows, 1, length]`` mask of the zero padding after each row's beat."""
+    return (torch.arange(x.shape[2], device=x.device)[None, :] >= lengths[:, None])[:, None, :]
+
+
+def fill_tail(x, lengths, tail):
+    """Rows ``x`` with the padding after each beat (``lengths`` samples) taken from ``tail`` ``[channels, L]``."""
+    return torch.where(_padding(x, lengths), tail[None], x)
+
+
+def tail_template(x, lengths, max_rows: int = 8192):
+    """``[channels, L]``: at each sample, the median over the rows whose beat reaches it (0 where none),
+    from at most ``max_rows`` rows spread evenly over the recording."""
+    step = max(1, x.shape[0] // max_rows)
+    x, lengths = x[::step], lengths[::step]
+    return torch.nan_to_num(torch.nanmedian(x.masked_fill(_padding(x, lengths), float("nan")), dim=0).values, nan=0.0)
 
 
 def loss_terms(model: ConvVAE, x):

@@ -26,6 +26,9 @@ from .params import FromConfig
 log = logging.getLogger("beatflow")
 
 
+UPPER_QUARTILE = 0.75
+
+
 @dataclass(frozen=True)
 class ScoreParams(FromConfig):
     """``score.*`` config keys."""
@@ -33,18 +36,21 @@ class ScoreParams(FromConfig):
     quantile: float = 0.999
     premature: float = 0.8  # RR below 80 % of the local median: premature
     pause: float = 1.8  # RR above 180 % of the local median: pause
-    rr_window: int = 9  # beats in the running median RR
+    rr_window: int = 9  # beats in the running reference RR
     batch_size: int = 4096
 
 
 
 def rhythm_ratio(peaks: np.ndarray, length: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float,
                  p: ScoreParams) -> np.ndarray:
-    """Timing anomaly per beat as a ratio to its threshold (> 1: anomalous)."""
+    """Timing anomaly per beat as a ratio to its threshold (> 1: anomalous).
+
+    The reference RR is the upper quartile of the ``rr_window`` surrounding intervals: the sinus interval
+    even in bigeminy, where half the intervals are short and their median is either kind."""
     import pandas as pd
 
     rr = np.diff(peaks, prepend=np.nan).astype(np.float64)
-    local = pd.Series(rr).rolling(p.rr_window, center=True, min_periods=1).median().to_numpy()
+    local = pd.Series(rr).rolling(p.rr_window, center=True, min_periods=1).quantile(UPPER_QUARTILE).to_numpy()
     early = np.log(local / rr) / math.log(1 / p.premature)
     late = np.log(rr / local) / math.log(p.pause)
     ratio = np.maximum(min_rr_s * fs / length, length / (max_rr_s * fs))
@@ -98,7 +104,7 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     from .errors import BeatflowError
     from .model import load_model, split_indices
     from .tables import read_frame, signal_info, write_frame
-    from .train import as_tensor
+    from .train import as_tensor, kept_lengths
 
     fs, _ = signal_info(paths["signal"])
     beats = read_frame(paths["beats"], columns=["beat", "peak", "start", "length", "kept"])
@@ -109,7 +115,10 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
         raise BeatflowError(f"embedding {tuple(rows.shape)} does not match beats.parquet "
                             f"({int(beats.kept.sum())} kept) and the model", record=record,
                             path=str(paths["embedding"]))
-    latent = latent_means(model, as_tensor(rows, backend, device), p.batch_size)
+    import torch
+
+    lengths = torch.as_tensor(kept_lengths(beats, rows, record, paths["embedding"]), device=device)
+    latent = latent_means(model, model.complete(as_tensor(rows, backend, device), lengths), p.batch_size)
     train_rows, test_rows = split_indices(len(latent), train_p.train_fraction, train_p.seed)
     split = np.full(len(latent), "test", dtype=object)
     split[train_rows] = "train"

@@ -14,16 +14,19 @@ from .params import FromConfig
 log = logging.getLogger("beatflow")
 
 
+MIN_STEPS = 8  # optimiser steps per epoch at least
+
+
 @dataclass(frozen=True)
 class TrainParams(FromConfig):
     """``train.*`` config keys."""
 
     epochs: int = 20
-    batch_size: int = 128
+    batch_size: int = 512
     latent_dim: int = 8
     train_fraction: float = 0.75
     seed: int = 0
-    learning_rate: float = 1e-3
+    learning_rate: float = 0.004
     beta: float = 1.0
 
 
@@ -44,7 +47,7 @@ def fit(x, p: TrainParams, device):
 
     from .errors import BeatflowError
 
-    batch_size = p.batch_size
+    batch_size = max(1, min(p.batch_size, x.shape[0] // MIN_STEPS))  # a short record still gets MIN_STEPS steps
     while True:
         try:
             return _fit(x, p, device, batch_size)
@@ -71,7 +74,6 @@ def _fit(x, p: TrainParams, device, batch_size: int):
     model = ConvVAE(x.shape[1], x.shape[2], p.latent_dim, scale).to(device)
     cuda = device.type == "cuda"
     optimiser = torch.optim.Adam(model.parameters(), lr=p.learning_rate, capturable=cuda)
-    batch_size = min(batch_size, x.shape[0])
     steps = x.shape[0] // batch_size  # the last partial batch is left out, so every step has one shape
     index = torch.zeros(batch_size, dtype=torch.long, device=device)
     step = (GraphedStep if cuda else EagerStep)(model, optimiser, x, index, p.beta)
@@ -155,23 +157,44 @@ class GraphedStep(EagerStep):
         self.static_loss = loss.detach()
 
 
-def train(record: str, embedding_path, model_path, p: TrainParams, backend) -> None:
-    """Train on one record's embedding and write ``model.pt``."""
+def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, backend) -> None:
+    """Train on one record's embedding and write ``model.pt``.
+
+    Each beat's zero padding is filled from the training beats' median tail first (:func:`tail_template`,
+    kept in the model): a normal beat cut short by a premature one must not look abnormal in shape."""
+    import torch
+
     from . import arrays
     from .backend import torch_device
     from .errors import BeatflowError
-    from .model import save_model, split_indices
+    from .model import fill_tail, save_model, split_indices, tail_template
+    from .tables import read_frame
 
     device = torch_device(backend)
     rows = arrays.load(embedding_path, backend.gpu)
     if rows.ndim != 3 or rows.shape[0] < 4:
         raise BeatflowError(f"need at least 4 embedded beats [beats, channels, L], got shape {rows.shape}",
                             record=record, path=str(embedding_path))
+    lengths = kept_lengths(read_frame(beats_path, columns=["length", "kept"]), rows, record, embedding_path)
     train_rows, _ = split_indices(rows.shape[0], p.train_fraction, p.seed)
-    import torch
-
-    x = as_tensor(rows, backend, device)[torch.as_tensor(train_rows, device=device)]
+    pick = torch.as_tensor(train_rows, device=device)
+    x, x_lengths = as_tensor(rows, backend, device)[pick], torch.as_tensor(lengths, device=device)[pick]
+    tail = tail_template(x, x_lengths)
     log.info("train %s: %d of %d beats on %s", record, len(train_rows), rows.shape[0], device)
-    model, history = fit(x, p, device)
+    model, history = fit(fill_tail(x, x_lengths, tail), p, device)
+    model.tail.copy_(tail)
     hparams = {"channels": int(x.shape[1]), "length": int(x.shape[2]), **vars(p)}
     save_model(model, hparams, history, model_path)
+
+
+def kept_lengths(beats, rows, record: str, embedding_path):
+    """The length (samples, at most the row width) of each embedded beat, checked against the embedding."""
+    import numpy as np
+
+    from .errors import BeatflowError
+
+    lengths = beats["length"].to_numpy()[beats["kept"].to_numpy()]
+    if len(lengths) != rows.shape[0]:
+        raise BeatflowError(f"embedding has {rows.shape[0]} rows but beats.parquet has {len(lengths)} kept beats",
+                            record=record, path=str(embedding_path))
+    return np.minimum(lengths, rows.shape[2])

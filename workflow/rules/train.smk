@@ -2,6 +2,7 @@ rule train:
     """Convolutional VAE on train.train_fraction of the embedded beats → model.pt."""
     input:
         embedding="results/{record}/embedding.npy",
+        beats="results/{record}/beats.parquet",
     output:
         "results/{record}/model.pt",
     params:
