@@ -5,6 +5,7 @@ beat-length histogram and a gallery of the most anomalous beats over the median 
 from __future__ import annotations
 
 import logging
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,9 +23,11 @@ TRACE_PIXELS = (1600, 320)
 @lru_cache(maxsize=1)
 def _hv():
     """holoviews with the bokeh and matplotlib renderers loaded (once per process)."""
+    t0 = time.perf_counter()
     import holoviews as hv
 
     hv.extension("bokeh", "matplotlib", logo=False)
+    log.info("holoviews %s with bokeh and matplotlib loaded in %.2f s", hv.__version__, time.perf_counter() - t0)
     return hv
 
 
@@ -41,10 +44,13 @@ def _gpu_frame(columns: dict):
 def save(obj, stem: Path) -> None:
     """Write ``stem.html`` (bokeh, BokehJS inlined so it opens offline) and ``stem.png`` (matplotlib)."""
     hv = _hv()
+    t0 = time.perf_counter()
     with atomic_path(stem.with_suffix(".html")) as tmp:
         hv.save(obj, tmp, backend="bokeh", resources="inline", title=stem.name)
+    t1 = time.perf_counter()
     with atomic_path(stem.with_suffix(".png")) as tmp:
         hv.save(obj, tmp, backend="matplotlib", dpi=100)
+    log.info("plot %s: HTML %.2f s, PNG %.2f s", stem.name, t1 - t0, time.perf_counter() - t1)
 
 
 def latent_plot(latent, record: str):
