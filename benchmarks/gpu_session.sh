@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# One call on the GPU host, after the wheelhouse parts are in /root/wh (see docs/gpu-host.md):
-# install, run the GPU tests and the kernel tests on the real device, then the demo workflow on GPU and CPU.
-# Everything worth keeping goes to $OUT (and benchmarks/results/ in the copy that comes back).
+# On the GPU host, after the wheelhouse parts are in /root/wh (docs/gpu-host.md). One phase per call:
+#   gpu   install; GPU tests; 20 h record (synthesised here); stage figures; the workflow with device: gpu
+#   cpu   the same workflow with device: cpu, added to the same JSON; then the demo on both backends
+# Results go to benchmarks/results/ (and $OUT, which comes back).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -d /tmp/site/snakemake ] || bash /root/wh/install.sh /root/wh > "$OUT/install.log" 2>&1 || { tail "$OUT/install.log"; exit 1; }
 export PYTHONPATH=$PWD/src:/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
-nvidia-smi -L
-python3 - <<'PY' 2>&1 | tee "$OUT/versions.txt"
-import importlib
-for m in ("numpy", "cupy", "cudf", "kvikio", "rmm", "numba", "numba.cuda", "torch", "snakemake", "holoviews", "datashader"):
-    mod = importlib.import_module(m); print(m, getattr(mod, "__version__", ""))
-import kvikio.defaults, kvikio.cufile_driver
-print("kvikio compat preferred:", kvikio.defaults.is_compat_mode_preferred(), "GDS available:", kvikio.cufile_driver.get("is_gds_available"))
-PY
-python3 -m pytest -q -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning tests/ 2>&1 | tee "$OUT/pytest-gpu.log" | tail -25
 stamp=$(date -u +%Y%m%d)
-python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tee "$OUT/workflow.log" | tail -40
-cp "benchmarks/results/demo-h200-$stamp.json" "$OUT/" 2>/dev/null
-cd "$OUT" && tar czf runs.tgz runs && rm -rf runs
+seed=benchmarks/results/holter20h-h200-$stamp.json
+[ -f data/holter20h.csv ] || python3 -m beatflow.synth data/holter20h.csv data/holter20h_truth.csv --hours 20 --sheet data/holter20h.tsv
+case "${1:?phase: gpu or cpu}" in
+gpu)
+  nvidia-smi -L
+  python3 -m pytest -q -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
+    tests/test_gpu_transfers.py tests/test_gpu.py tests/test_chunking.py tests/test_kernels.py 2>&1 | tee "$OUT/pytest-gpu.log" | tail -8
+  timeout 150 python3 benchmarks/stages.py data/holter20h.csv --out "benchmarks/results/stages-h200-$stamp.json" \
+    --batch-sizes 256 512 1024 > "$OUT/stages.log" 2>&1; tail -c 2500 "$OUT/stages.log"
+  rm -f "$seed"
+  timeout 240 python3 benchmarks/run_workflow.py --devices gpu --out "$seed" --keep-logs "$OUT/runs" \
+    --records data/holter20h.tsv 2>&1 | tail -45 ;;
+cpu)
+  timeout 400 python3 benchmarks/run_workflow.py --devices cpu --add --out "$seed" --keep-logs "$OUT/runs" \
+    --records data/holter20h.tsv 2>&1 | tail -30
+  timeout 150 python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
+    2>&1 | tail -12 ;;
+esac
+cp benchmarks/results/*-"$stamp".json "$OUT/" 2>/dev/null
+(cd "$OUT" && [ -d runs ] && tar czf "runs-$1.tgz" runs && rm -rf runs); true

@@ -23,6 +23,7 @@ from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PER_BACKEND = ("workflow_wall_s", "stages_s", "breakdown_s", "evaluation")
 PACKAGES = ("numpy", "pandas", "pyarrow", "numba", "numba-cuda", "torch", "cupy-cuda13x", "cudf-cu13",
             "kvikio-cu13", "rmm-cu13", "snakemake", "holoviews", "datashader", "bokeh")
 
@@ -46,7 +47,7 @@ def device_name() -> str:
         return f"CPU only ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
 
 
-def run_backend(device: str, cores: int, extra: list[str], keep: Path | None) -> dict:
+def run_backend(device: str, cores: int, records: str | None, extra: list[str], keep: Path | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for name in ("Snakefile", "workflow", "scripts", "config", "environment.yml"):
@@ -56,7 +57,7 @@ def run_backend(device: str, cores: int, extra: list[str], keep: Path | None) ->
             if (ROOT / name).exists():
                 shutil.copytree(ROOT / name, work / name, symlinks=True)
         cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--resources", "gpu=1",
-               "--config", f"device={device}", *extra]
+               "--config", f"device={device}", *([f"records={records}"] if records else []), *extra]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
         wall = time.perf_counter() - t0
@@ -67,13 +68,16 @@ def run_backend(device: str, cores: int, extra: list[str], keep: Path | None) ->
             (dest / "snakemake.stderr").write_text(proc.stderr)
         if proc.returncode != 0:
             raise SystemExit(f"{device}: snakemake failed\n{proc.stderr[-5000:]}")
+        used = {m for log in (work / "logs").glob("*/*.log") for m in re.findall(r"backend: (gpu|cpu)", log.read_text())}
+        if device != "auto" and used != {device}:
+            raise SystemExit(f"asked for device={device} but the rules ran on {sorted(used)}")
         stages: dict[str, dict[str, float]] = {}
         for bench in sorted((work / "logs").glob("*/*.benchmark.tsv")):
             lines = bench.read_text().splitlines()
             stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = float(lines[1].split("\t")[0])
         evaluations = {p.parent.name: json.loads(p.read_text()) for p in (work / "results").glob("*/evaluation.json")}
         return {"wall_s": wall, "stages_s": stages, "breakdown_s": breakdown(work / "logs"),
-                "evaluation": evaluations, "records": records(work)}
+                "evaluation": evaluations, "records": record_sizes(work)}
 
 
 def breakdown(logs: Path) -> dict:
@@ -94,7 +98,7 @@ def breakdown(logs: Path) -> dict:
     return found
 
 
-def records(work: Path) -> dict:
+def record_sizes(work: Path) -> dict:
     """Size of each record the run ingested: hours, fs, leads, rows (from signal.parquet)."""
     import pyarrow.parquet as pq
 
@@ -120,10 +124,13 @@ def main() -> None:
     p.add_argument("--devices", nargs="+", default=["cpu"], choices=["gpu", "cpu", "auto"])
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--add", action="store_true", help="add these backends to the report already in --out")
     p.add_argument("--keep-logs", type=Path, help="copy each run's logs/ here")
-    p.add_argument("snakemake_args", nargs="*", help="extra snakemake arguments (after --)")
+    p.add_argument("--records", help="records sheet (config key records; default: the demo)")
+    p.add_argument("snakemake_args", nargs="*", help="extra snakemake arguments (after --; not --config, "
+                   "which would replace device=)")
     a = p.parse_args()
-    results = {d: run_backend(d, a.cores, a.snakemake_args, a.keep_logs) for d in a.devices}
+    results = {d: run_backend(d, a.cores, a.records, a.snakemake_args, a.keep_logs) for d in a.devices}
     report = {
         "device": device_name(), "versions": versions(), "cores": a.cores,
         "record": single(next(iter(results.values()))["records"]),
@@ -132,8 +139,13 @@ def main() -> None:
         "breakdown_s": {d: single(r["breakdown_s"]) for d, r in results.items()},
         "evaluation": {d: r["evaluation"] for d, r in results.items()},
     }
-    if {"gpu", "cpu"} <= results.keys():
-        report["cpu_over_gpu"] = results["cpu"]["wall_s"] / results["gpu"]["wall_s"]
+    if a.add and a.out.exists():  # another backend's run of the same record, measured earlier
+        earlier = json.loads(a.out.read_text())
+        for key in PER_BACKEND:
+            report[key] = {**earlier.get(key, {}), **report[key]}
+    walls = report["workflow_wall_s"]
+    if {"gpu", "cpu"} <= walls.keys():
+        report["cpu_over_gpu"] = walls["cpu"] / walls["gpu"]
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps({k: report[k] for k in ("device", "workflow_wall_s", "stages_s", "breakdown_s")}, indent=1))

@@ -31,7 +31,8 @@ def device_signal(short_record, gpu):
     """Both leads of the short record on the device, as the ingest artifact would give them."""
     from beatflow.synth import generate
 
-    leads, _, spec = generate(short_record[2])
+    spec = short_record[2]
+    leads, _, _ = generate(spec)
     return {name: gpu.xp.asarray(x) for name, x in leads.items()}, spec.fs
 
 
