@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, after the wheelhouse parts are in /root/wh (docs/gpu-host.md). One phase per call, back to
 # back (each call gets a fresh copy of the working tree; installed packages and data/ stay while it is warm):
-#   gpu    install; the GPU tests; stage figures on the 20 h record (synthesised here, ~15 s)
+#   gpu    install; the GPU tests (TESTS=0: none); stage figures on the 20 h record (synthesised here, ~15 s)
 #   seed   the workflow on the 20 h record with device: gpu, then device: cpu, into one JSON
 #   demo   the demo workflow on both backends
 # Results go to benchmarks/results/ and to $OUT, which comes back.
@@ -14,7 +14,7 @@ stamp=$(date -u +%Y%m%d)
 case "${1:?phase: gpu, seed or demo}" in
 gpu)
   nvidia-smi -L
-  python3 -m pytest -q -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
+  [ "${TESTS:-1}" = 0 ] || python3 -m pytest -q -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
     tests/test_gpu_transfers.py tests/test_gpu.py tests/test_chunking.py tests/test_kernels.py 2>&1 | tee "$OUT/pytest-gpu.log" | tail -8
   timeout 150 python3 benchmarks/stages.py data/holter20h.csv --out "benchmarks/results/stages-h200-$stamp.json" \
     --batch-sizes 256 512 1024 > "$OUT/stages.log" 2>&1; tail -c 1500 "$OUT/stages.log" ;;

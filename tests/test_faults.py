@@ -61,7 +61,7 @@ def test_killed_jobs_and_killed_snakemake_recover_on_rerun(tmp_path):
 
     # 1. the train job is killed (OOM killer, scheduler): Snakemake fails, nothing complete-looking is left
     proc = subprocess.Popen(cmd, cwd=run, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    pid = int(wait_for(run / "logs" / "demo" / "train.log", r"start \(pid (\d+)\)[\s\S]*epoch 2/").group(1))
+    pid = int(wait_for(run / "logs" / "demo" / "train.log", r"start \(pid (\d+)[\s\S]*epoch 2/").group(1))
     os.kill(pid, signal.SIGKILL)
     assert proc.wait(timeout=120) != 0
     assert not model.exists()

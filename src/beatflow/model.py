@@ -18,6 +18,9 @@ def split_indices(n: int, train_fraction: float, seed: int) -> tuple[np.ndarray,
     return np.sort(order[:n_train]), np.sort(order[n_train:])
 
 
+WIDTHS = (8, 16, 32)  # feature maps of the three convolutions
+
+
 class ConvVAE(nn.Module):
     """1-D convolutional VAE: three stride-2 convolutions down, a Gaussian latent, three transposed up.
 
@@ -29,20 +32,21 @@ class ConvVAE(nn.Module):
         super().__init__()
         self.channels, self.length, self.latent_dim = channels, length, latent_dim
         self.padded = 8 * math.ceil(length / 8)
-        features = 64 * self.padded // 8
+        a, b, c = WIDTHS
+        features = c * self.padded // 8
         self.register_buffer("scale", torch.ones(channels) if scale is None else torch.as_tensor(scale).float())
         self.register_buffer("tail", torch.zeros(channels, length))
         self.encoder = nn.Sequential(
-            nn.Conv1d(channels, 16, 7, stride=2, padding=3), nn.GELU(),
-            nn.Conv1d(16, 32, 5, stride=2, padding=2), nn.GELU(),
-            nn.Conv1d(32, 64, 5, stride=2, padding=2), nn.GELU(), nn.Flatten())
+            nn.Conv1d(channels, a, 7, stride=2, padding=3), nn.GELU(),
+            nn.Conv1d(a, b, 5, stride=2, padding=2), nn.GELU(),
+            nn.Conv1d(b, c, 5, stride=2, padding=2), nn.GELU(), nn.Flatten())
         self.to_mu = nn.Linear(features, latent_dim)
         self.to_logvar = nn.Linear(features, latent_dim)
         self.from_latent = nn.Linear(latent_dim, features)
         self.decoder = nn.Sequential(
-            nn.ConvTranspose1d(64, 32, 4, stride=2, padding=1), nn.GELU(),
-            nn.ConvTranspose1d(32, 16, 4, stride=2, padding=1), nn.GELU(),
-            nn.ConvTranspose1d(16, channels, 4, stride=2, padding=1))
+            nn.ConvTranspose1d(c, b, 4, stride=2, padding=1), nn.GELU(),
+            nn.ConvTranspose1d(b, a, 4, stride=2, padding=1), nn.GELU(),
+            nn.ConvTranspose1d(a, channels, 4, stride=2, padding=1))
 
     def complete(self, x, lengths):
         """Rows ``x`` whose beat is ``lengths`` samples long, with the zero padding after it replaced by the
@@ -57,7 +61,7 @@ class ConvVAE(nn.Module):
         return self.to_mu(h), self.to_logvar(h)
 
     def decode(self, z):
-        h = self.from_latent(z).view(-1, 64, self.padded // 8)
+        h = self.from_latent(z).view(-1, WIDTHS[2], self.padded // 8)
         return self.decoder(h)[..., : self.length]
 
     def forward(self, x):

@@ -22,7 +22,7 @@ class TrainParams(FromConfig):
     """``train.*`` config keys."""
 
     epochs: int = 20
-    batch_size: int = 512
+    batch_size: int = 1024
     latent_dim: int = 8
     train_fraction: float = 0.75
     seed: int = 0
