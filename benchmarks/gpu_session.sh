@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU host, after the wheelhouse parts are in /root/wh (docs/gpu-host.md). One phase per call, back to
+# On the GPU host, after the wheelhouse parts are in /root/wh (docs/design.md, H200 section). One phase per call, back to
 # back (each call gets a fresh copy of the working tree; installed packages and data/ stay while it is warm):
 #   gpu    install; the GPU tests (TESTS=0: none); stage figures on the 20 h record (synthesised here, ~15 s)
 #   seed   the workflow on the 20 h record with device: gpu, then device: cpu, into one JSON
