@@ -59,7 +59,7 @@ def run_backend(device: str, cores: int, records: str | None, extra: list[str], 
         cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--resources", "gpu=1",
                "--config", f"device={device}", *([f"records={records}"] if records else []), *extra]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+        proc = subprocess.run(cmd, check=False, cwd=work, capture_output=True, text=True)
         wall = time.perf_counter() - t0
         if keep is not None:
             dest = keep / device

@@ -61,7 +61,14 @@ def csv_parse(csv: Path, leads: list[str], backend, sync, repeat: int) -> dict:
 def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     from beatflow.embed import embed_beats
     from beatflow.filters import band_pass
-    from beatflow.segment import SegmentParams, beats_table, detect_peaks, nms_mask, oriented_envelope, wavelet_response
+    from beatflow.segment import (
+        SegmentParams,
+        beats_table,
+        detect_peaks,
+        nms_mask,
+        oriented_envelope,
+        wavelet_response,
+    )
 
     p = SegmentParams()
     first = next(iter(signals.values()))

@@ -19,10 +19,10 @@ def intervals(workdir: Path) -> list[tuple[datetime, datetime, str, str]]:
     jobs = []
     for log in sorted(workdir.glob("logs/**/*.log")):
         text = log.read_text()
-        start = re.search(STAMP + r".*: start \(pid", text, re.M)
-        end = re.search(STAMP + r".*: done in", text, re.M)
+        start = re.search(STAMP + r".*: start \(pid", text, re.MULTILINE)
+        end = re.search(STAMP + r".*: done in", text, re.MULTILINE)
         if start and end:
-            parse = lambda m: datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")  # noqa: E731
+            parse = lambda m: datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
             record = log.parent.name if log.parent != workdir / "logs" else "-"
             jobs.append((parse(start), parse(end), log.stem, record))
     return sorted(jobs)

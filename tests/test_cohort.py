@@ -6,14 +6,14 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from conftest import copy_project, snakemake
 
 from beatflow.synth import SynthSpec, write_record
 from beatflow.tables import read_metadata
-from conftest import copy_project, snakemake
 
 pytestmark = pytest.mark.workflow
 
-RECORDS = {"p01": dict(seed=1, hr_bpm=60), "p02": dict(seed=2, hr_bpm=85, fs=360), "p03": dict(seed=3, hr_bpm=110)}
+RECORDS = {"p01": {"seed": 1, "hr_bpm": 60}, "p02": {"seed": 2, "hr_bpm": 85, "fs": 360}, "p03": {"seed": 3, "hr_bpm": 110}}
 
 
 @pytest.fixture(scope="module")

@@ -28,17 +28,16 @@ def test_killed_writer_leaves_no_artifact(tmp_path):
             f"with atomic_path({str(out)!r}) as tmp:\n"
             "    tmp.write_bytes(b'half written')\n"
             "    os.kill(os.getpid(), signal.SIGKILL)\n")
-    assert subprocess.run([sys.executable, "-c", code]).returncode == -signal.SIGKILL
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == -signal.SIGKILL
     assert not out.exists()
 
 
 def test_failed_writer_leaves_nothing_at_all(tmp_path):
     from beatflow.atomic import atomic_path
 
-    with pytest.raises(RuntimeError):
-        with atomic_path(tmp_path / "a.npy") as tmp:
-            tmp.write_bytes(b"partial")
-            raise RuntimeError("disk full")
+    with pytest.raises(RuntimeError), atomic_path(tmp_path / "a.npy") as tmp:
+        tmp.write_bytes(b"partial")
+        raise RuntimeError("disk full")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -81,7 +80,7 @@ def test_killed_jobs_and_killed_snakemake_recover_on_rerun(tmp_path):
 
 
 def test_training_out_of_memory_retries_with_smaller_batches(monkeypatch, caplog):
-    import beatflow.model as model
+    from beatflow import model
 
     real = model.loss_terms
 

@@ -4,12 +4,12 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from conftest import artifact_paths
 
 from beatflow import arrays
 from beatflow.embed import embed
 from beatflow.ingest import ingest
 from beatflow.segment import SegmentParams, segment
-from conftest import artifact_paths
 
 pytestmark = pytest.mark.gpu
 

@@ -5,7 +5,7 @@ from beatflow.synth import SynthSpec, generate
 
 def test_generator_is_seeded_and_has_the_requested_shape():
     spec = SynthSpec(duration_s=120, fs=360, seed=5)
-    leads, peaks, labels = generate(spec)
+    leads, peaks, _ = generate(spec)
     again, peaks2, _ = generate(spec)
     assert list(leads) == ["MLII", "V1"] and all(v.dtype == np.float32 and len(v) == 120 * 360 for v in leads.values())
     assert np.array_equal(leads["V1"], again["V1"]) and np.array_equal(peaks, peaks2)

@@ -105,7 +105,7 @@ def scheduled(run, *args) -> set[str]:
     """Rules a dry run would execute."""
     out = snakemake(run, "--dry-run", *args).stdout
     table = out.split("Job stats:")[1] if "Job stats:" in out else ""
-    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+$", table, re.M)} - {"total", "all"}
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+$", table, re.MULTILINE)} - {"total", "all"}
 
 
 @pytest.fixture

@@ -67,7 +67,7 @@ def evaluate(truth, scores, fs: float) -> dict:
                           "auroc": auroc(matched_scores[here], normal),
                           "flagged": float(flagged[here].mean()) if here.any() else None}
     return {
-        "tolerance_s": TOLERANCE_S, "n_true": int(len(true)), "n_detected": int(len(detected)),
+        "tolerance_s": TOLERANCE_S, "n_true": len(true), "n_detected": len(detected),
         "true_positives": tp, "false_positives": int(len(detected) - tp), "false_negatives": int(len(true) - tp),
         "sensitivity": sens, "ppv": ppv, "f1": 2 * sens * ppv / (sens + ppv) if sens + ppv else 0.0,
         "auroc": auroc(matched_scores[labels != "N"], normal),

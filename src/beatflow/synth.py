@@ -162,7 +162,7 @@ def _noise(n: int, spec: SynthSpec, rng: np.random.Generator) -> np.ndarray:
 def generate(spec: SynthSpec) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """Return ``(leads, r_peak_samples, labels)``; ``leads`` maps lead name to a float32 signal in mV."""
     rng = np.random.default_rng(spec.seed)
-    n = int(round(spec.duration_s * spec.fs))
+    n = round(spec.duration_s * spec.fs)
     beat_times, labels = rr_series(spec, rng)
     rr = np.diff(beat_times, prepend=beat_times[0] - 60.0 / spec.hr_bpm)
     sign = -1.0 if spec.invert else 1.0

@@ -67,12 +67,12 @@ def _fit(x, p: TrainParams, device, batch_size: int):
     from .model import ConvVAE
 
     torch.manual_seed(p.seed)
-    if device.type == "cuda":  # cuDNN's fastest convolution backward is not deterministic
+    cuda = device.type == "cuda"
+    if cuda:  # cuDNN's fastest convolution backward is not deterministic
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
     scale = x.std(dim=(0, 2)).clamp_min(1e-6)
     model = ConvVAE(x.shape[1], x.shape[2], p.latent_dim, scale).to(device)
-    cuda = device.type == "cuda"
     optimiser = torch.optim.Adam(model.parameters(), lr=p.learning_rate, capturable=cuda)
     steps = x.shape[0] // batch_size  # the last partial batch is left out, so every step has one shape
     index = torch.zeros(batch_size, dtype=torch.long, device=device)
