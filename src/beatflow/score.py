@@ -1,11 +1,12 @@
-"""score: per-beat anomaly score from shape (VAE reconstruction error) and timing (RR intervals)
+"""score: per-beat anomaly score from shape (the VAE's latent space) and timing (RR intervals)
 → ``scores.parquet`` (every detected beat) and ``latent.parquet`` (held-out beats).
 
 Both parts are ratios to their own threshold, so ``score > 1`` means anomalous and ``reason`` names the
 larger part: ``morphology`` or ``rhythm`` (premature, after a pause, or a beat interval outside
 ``[min_rr_s, max_rr_s]``).
 
-Morphology is where a beat's VAE latent mean lies relative to the training beats: the sum of squared robust
+Morphology is where a beat's VAE latent mean (of its row with the padding filled from the model's tail
+template) lies relative to the training beats: the sum of squared robust
 z-scores (median / MAD per latent dimension), which for the normal bulk follows a chi-square law with
 ``latent_dim`` degrees of freedom; its threshold is that law's ``score.quantile``. Robust statistics keep
 the threshold on the normal beats even when several per cent of the training beats are abnormal; the VAE's
