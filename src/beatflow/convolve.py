@@ -80,7 +80,7 @@ def convolve_same(x, taps: np.ndarray, xp, work_bytes: int | None = None):
 
 def _blocks(x, start: int, count: int, step: int, nfft: int, spectrum, rfft, irfft, xp):
     """Outputs ``start .. start + count*step`` (float32): ``count`` frames of ``nfft`` inputs, ``step`` apart."""
-    half = nfft - step  # = n_taps - 1 = 2 × the filter's half-width
-    inputs = x[_reflected(x.shape[0], start - half // 2, start + count * step + half // 2, xp)].astype(xp.float64)
+    overlap = nfft - step  # n_taps - 1: the first outputs of each frame wrap around and are dropped
+    inputs = x[_reflected(x.shape[0], start - overlap // 2, start + count * step + overlap // 2, xp)].astype(xp.float64)
     frames = xp.lib.stride_tricks.as_strided(inputs, shape=(count, nfft), strides=(8 * step, 8))
-    return irfft(rfft(frames, nfft) * spectrum, nfft)[:, half:].astype(xp.float32).ravel()
+    return irfft(rfft(frames, nfft) * spectrum, nfft)[:, overlap:].astype(xp.float32).ravel()

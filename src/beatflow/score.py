@@ -41,7 +41,6 @@ class ScoreParams(FromConfig):
     batch_size: int = 4096
 
 
-
 def rhythm_ratio(peaks: np.ndarray, length: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float,
                  p: ScoreParams) -> np.ndarray:
     """Timing anomaly per beat as a ratio to its threshold (> 1: anomalous).
@@ -99,6 +98,7 @@ def score_table(beats, fs: float, morph_ratio: np.ndarray, split: np.ndarray, se
 def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> None:
     """Score one record: ``paths`` has ``signal``, ``beats``, ``embedding``, ``model``, ``scores``, ``latent``."""
     import pandas as pd
+    import torch
 
     from . import arrays
     from .backend import torch_device
@@ -112,13 +112,11 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     device = torch_device(backend)
     model, hparams = load_model(paths["model"], device)
     rows = arrays.load(paths["embedding"], backend.gpu)
-    if rows.shape[0] != int(beats.kept.sum()) or tuple(rows.shape[1:]) != (hparams["channels"], hparams["length"]):
-        raise BeatflowError(f"embedding {tuple(rows.shape)} does not match beats.parquet "
-                            f"({int(beats.kept.sum())} kept) and the model", record=record,
-                            path=str(paths["embedding"]))
-    import torch
-
     lengths = torch.as_tensor(kept_lengths(beats, rows, record, paths["embedding"]), device=device)
+    if tuple(rows.shape[1:]) != (hparams["channels"], hparams["length"]):
+        raise BeatflowError(f"embedding {tuple(rows.shape)} does not match the model "
+                            f"({hparams['channels']} channels x {hparams['length']} samples)", record=record,
+                            path=str(paths["embedding"]))
     latent = latent_means(model, model.complete(as_tensor(rows, backend, device), lengths), p.batch_size)
     train_rows, test_rows = split_indices(len(latent), train_p.train_fraction, train_p.seed)
     split = np.full(len(latent), "test", dtype=object)

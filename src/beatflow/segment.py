@@ -34,7 +34,6 @@ class SegmentParams(FromConfig):
     pre_peak_s: float = 0.25
 
 
-
 def wavelet_response(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
     """Convolution of ``x`` with the Ricker wavelet (same length as ``x``), by FFT in bounded memory; the
     ends are reflected (zero padding would turn a baseline offset into a step there)."""

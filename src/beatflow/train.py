@@ -30,7 +30,6 @@ class TrainParams(FromConfig):
     beta: float = 1.0
 
 
-
 def as_tensor(rows, backend, device):
     """Embedding rows as a torch tensor on ``device``: DLPack from CuPy (zero-copy) or from numpy."""
     import torch
