@@ -179,7 +179,8 @@ def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, b
     pick = torch.as_tensor(train_rows, device=device)
     x, x_lengths = as_tensor(rows, backend, device)[pick], torch.as_tensor(lengths, device=device)[pick]
     tail = tail_template(x, x_lengths)
-    log.info("train %s: %d of %d beats on %s", record, len(train_rows), rows.shape[0], device)
+    where = device if backend.gpu else f"cpu, {torch.get_num_threads()} threads"
+    log.info("train %s: %d of %d beats on %s", record, len(train_rows), rows.shape[0], where)
     model, history = fit(fill_tail(x, x_lengths, tail), p, device)
     model.tail.copy_(tail)
     hparams = {"channels": int(x.shape[1]), "length": int(x.shape[2]), **vars(p)}

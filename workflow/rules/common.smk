@@ -16,6 +16,10 @@ if config["segment"]["min_rr_s"] >= config["segment"]["max_rr_s"]:
 
 RECORD_NAME = "[A-Za-z0-9_.-]+"
 
+# CPU threads of the torch rules (train, score). Snakemake caps them at --cores on local runs and exports
+# OMP_NUM_THREADS=threads to the job; without a threads directive torch would run on one core.
+TORCH_THREADS = 16
+
 
 wildcard_constraints:
     record=RECORD_NAME,

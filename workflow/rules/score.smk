@@ -16,6 +16,7 @@ rule score:
         "logs/{record}/score.log",
     benchmark:
         "logs/{record}/score.benchmark.tsv"
+    threads: TORCH_THREADS
     resources:
         gpu=1,
     conda:

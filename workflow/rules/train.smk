@@ -11,6 +11,7 @@ rule train:
         "logs/{record}/train.log",
     benchmark:
         "logs/{record}/train.benchmark.tsv"
+    threads: TORCH_THREADS
     resources:
         gpu=1,
     conda:
