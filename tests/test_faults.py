@@ -109,6 +109,18 @@ def test_segmentation_out_of_memory_says_what_to_change(monkeypatch, short_recor
     assert not (tmp_path / "b.parquet").exists()
 
 
+def test_embedding_out_of_memory_says_what_to_change(monkeypatch, short_record, tmp_path, cpu):
+    import beatflow.embed as emb
+
+    ingest("r", short_record[0], 250.0, None, tmp_path / "s.parquet", cpu)
+    segment("r", tmp_path / "s.parquet", tmp_path / "b.parquet", SegmentParams(), cpu)
+    monkeypatch.setattr(emb, "embed_beats", lambda *a: (_ for _ in ()).throw(MemoryError("out of memory")))
+    with pytest.raises(BeatflowError, match=r"record 'r'.*out of CPU memory embedding \d+ beats x 1 lead\(s\) x 250 "
+                       r"samples.*reduce embed.length_s"):
+        emb.embed("r", tmp_path / "s.parquet", tmp_path / "b.parquet", tmp_path / "e.npy", 1.0, cpu)
+    assert not (tmp_path / "e.npy").exists()
+
+
 def test_corrupt_signal_parquet_is_a_clear_error(short_record, tmp_path, cpu):
     ingest("r", short_record[0], 250.0, None, tmp_path / "s.parquet", cpu)
     data = (tmp_path / "s.parquet").read_bytes()

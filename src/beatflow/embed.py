@@ -44,8 +44,15 @@ def embed(record: str, signal_path, beats_path, out_path, length_s: float, backe
     if not low < high or span >= 2 * next(iter(signals.values())).shape[0] / fs:
         raise BeatflowError(f"embed.band_hz {list(band_hz)} needs low < high and a filter ({span:.1f} s) shorter "
                             "than twice the recording", record=record, path=str(signal_path))
-    x = band_pass(list(signals.values()), fs, *band_hz, backend.xp, work_bytes)
-    rows = embed_beats(x, kept["start"].to_numpy(), kept["length"].to_numpy(), width, backend)
+    try:
+        x = band_pass(list(signals.values()), fs, *band_hz, backend.xp, work_bytes)
+        rows = embed_beats(x, kept["start"].to_numpy(), kept["length"].to_numpy(), width, backend)
+    except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
+        gb = len(kept) * len(signals) * width * 4 / 1e9
+        raise BeatflowError(f"out of {backend.name.upper()} memory embedding {len(kept)} beats x {len(signals)} "
+                            f"lead(s) x {width} samples ({gb:.3g} GB): reduce embed.length_s, or run this record "
+                            "with device: cpu or on a GPU with more memory", record=record,
+                            path=str(signal_path)) from exc
     arrays.save(out_path, rows, backend.gpu)
     log.info("embed %s: %d beats x %d channel(s) x %d samples (%.2f s)", record, rows.shape[0], rows.shape[1],
              width, width / fs)
