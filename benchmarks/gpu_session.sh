@@ -4,12 +4,12 @@
 #   gpu    install; the GPU tests (TESTS=0: none); stage figures on the 20 h record (synthesised here, ~15 s)
 #   seed   the workflow on the 20 h record with device: gpu, then device: cpu, into one JSON
 #   demo   the demo workflow on both backends
-# Results go to benchmarks/results/ and to $OUT, which comes back.
+# Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -d /tmp/site/snakemake ] || bash /root/wh/install.sh /root/wh > "$OUT/install.log" 2>&1 || { tail "$OUT/install.log"; exit 1; }
 export PYTHONPATH=$PWD/src:/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
-stamp=$(date -u +%Y%m%d)
+stamp=$(date -u +%Y%m%d)${TAG:+-$TAG}
 [ -f data/holter20h.csv ] || python3 -m beatflow.synth data/holter20h.csv data/holter20h_truth.csv --hours 20 --sheet data/holter20h.tsv
 case "${1:?phase: gpu, seed or demo}" in
 gpu)

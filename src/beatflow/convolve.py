@@ -16,7 +16,7 @@ import numpy as np
 log = logging.getLogger("beatflow")
 
 MIN_FFT = 1 << 16
-BYTES_PER_SAMPLE = 48  # gather index, float64 frames, complex spectrum, float64 result
+BYTES_PER_SAMPLE = 32  # gather index, float32 frames, complex64 spectrum, float32 result
 
 
 def block_layout(n_taps: int) -> tuple[int, int]:
@@ -57,7 +57,7 @@ def convolve_same(x, taps: np.ndarray, xp, work_bytes: int | None = None):
         raise ValueError(f"need an odd number of taps shorter than twice the signal, got {k} for {n} samples")
     nfft, step = block_layout(k)
     rfft, irfft = _fft_pair(xp)
-    spectrum = rfft(xp.asarray(taps, dtype=xp.float64), nfft)
+    spectrum = rfft(xp.asarray(taps, dtype=xp.float32), nfft)
     n_blocks = -(-n // step)
     per_batch = max(1, (work_bytes or default_work_bytes(xp)) // (BYTES_PER_SAMPLE * nfft))
     out = xp.empty(n, dtype=xp.float32)
@@ -81,6 +81,7 @@ def convolve_same(x, taps: np.ndarray, xp, work_bytes: int | None = None):
 def _blocks(x, start: int, count: int, step: int, nfft: int, spectrum, rfft, irfft, xp):
     """Outputs ``start .. start + count*step`` (float32): ``count`` frames of ``nfft`` inputs, ``step`` apart."""
     overlap = nfft - step  # n_taps - 1: the first outputs of each frame wrap around and are dropped
-    inputs = x[_reflected(x.shape[0], start - overlap // 2, start + count * step + overlap // 2, xp)].astype(xp.float64)
-    frames = xp.lib.stride_tricks.as_strided(inputs, shape=(count, nfft), strides=(8 * step, 8))
-    return irfft(rfft(frames, nfft) * spectrum, nfft)[:, overlap:].astype(xp.float32).ravel()
+    inputs = x[_reflected(x.shape[0], start - overlap // 2, start + count * step + overlap // 2, xp)]
+    inputs = inputs.astype(xp.float32, copy=False)
+    frames = xp.lib.stride_tricks.as_strided(inputs, shape=(count, nfft), strides=(4 * step, 4))
+    return irfft(rfft(frames, nfft) * spectrum, nfft)[:, overlap:].ravel()

@@ -65,6 +65,7 @@ def _fit(x, p: TrainParams, device, batch_size: int):
 
     from .model import ConvVAE
 
+    t0 = time.perf_counter()
     torch.manual_seed(p.seed)
     cuda = device.type == "cuda"
     if cuda:  # cuDNN's fastest convolution backward is not deterministic
@@ -77,6 +78,8 @@ def _fit(x, p: TrainParams, device, batch_size: int):
     index = torch.zeros(batch_size, dtype=torch.long, device=device)
     step = (GraphedStep if cuda else EagerStep)(model, optimiser, x, index, p.beta)
     generator = torch.Generator(device=device).manual_seed(p.seed)
+    log.info("model and optimiser ready in %.2f s (batch %d, %d steps an epoch)", time.perf_counter() - t0,
+             batch_size, steps)
     history = []
     for epoch in range(p.epochs):
         t0 = time.perf_counter()
@@ -169,6 +172,7 @@ def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, b
     from .model import fill_tail, save_model, split_indices, tail_template
     from .tables import read_frame
 
+    t0 = time.perf_counter()
     device = torch_device(backend)
     rows = arrays.load(embedding_path, backend.gpu)
     if rows.ndim != 3 or rows.shape[0] < 4:
@@ -180,7 +184,8 @@ def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, b
     x, x_lengths = as_tensor(rows, backend, device)[pick], torch.as_tensor(lengths, device=device)[pick]
     tail = tail_template(x, x_lengths)
     where = device if backend.gpu else f"cpu, {torch.get_num_threads()} threads"
-    log.info("train %s: %d of %d beats on %s", record, len(train_rows), rows.shape[0], where)
+    log.info("train %s: %d of %d beats on %s (inputs and tail template ready in %.2f s)", record, len(train_rows),
+             rows.shape[0], where, time.perf_counter() - t0)
     model, history = fit(fill_tail(x, x_lengths, tail), p, device)
     model.tail.copy_(tail)
     hparams = {"channels": int(x.shape[1]), "length": int(x.shape[2]), **vars(p)}
