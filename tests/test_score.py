@@ -2,7 +2,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from beatflow.score import ScoreParams, fitted_threshold, morphology_ratio, robust_distance, rhythm_ratio, score_table
+from beatflow.score import (
+    ScoreParams,
+    fitted_threshold,
+    morphology_ratio,
+    rhythm_ratio,
+    robust_distance,
+    score_table,
+)
 from beatflow.segment import SegmentParams
 
 FS = 100.0
