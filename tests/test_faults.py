@@ -172,7 +172,7 @@ def test_bad_records_sheet_stops_before_any_job(tmp_path, sheet, message):
     ("train_fraction: 0.75", "train_fraction: 1.5", "1.5 is greater than or equal to the maximum of 1"),
     ("epochs: 20", "epochs: many", "'many' is not of type 'integer'"),
     ("records: config/records.tsv", "records: missing.tsv", "records sheet missing.tsv not found"),
-    ("  threshold: 0.3", "  threshold: 0.3\n  thresold: 0.5", "'thresold' was unexpected"),
+    ("  threshold: 0.6", "  threshold: 0.6\n  thresold: 0.5", "'thresold' was unexpected"),
 ])
 def test_bad_config_stops_before_any_job(tmp_path, old, new, message):
     run = copy_project(tmp_path)

@@ -1,5 +1,10 @@
-"""segment: first lead → Ricker-wavelet response (FFT convolution) → non-maximum suppression (Numba) →
-R peaks above an adaptive threshold → ``beats.parquet`` (beat, peak, start, length, kept).
+"""segment: first lead → Ricker-wavelet responses at two widths (FFT convolution) → non-maximum suppression
+(Numba) → R peaks above an adaptive threshold → ``beats.parquet`` (beat, peak, start, length, kept).
+
+The narrow wavelet matches normal QRS complexes, the wide one the broad complexes of ventricular and
+aberrant beats (which the narrow one sees at a third of a normal beat's response, as low as muscle noise).
+Each response is oriented (QRS up) and divided by its own local reference, the running median of block
+maxima, so the detector works on the larger of two dimensionless envelopes.
 
 Written once against the array module ``xp`` (cupy on the GPU, numpy on the CPU).
 """
@@ -27,17 +32,23 @@ class SegmentParams(FromConfig):
     """``segment.*`` config keys; windows in seconds."""
 
     wavelet_width_s: float = 0.015
+    wide_wavelet_width_s: float = 0.03
     nms_window_s: float = 0.3
     min_rr_s: float = 0.25
     max_rr_s: float = 3.0
-    threshold: float = 0.3
+    threshold: float = 0.6
     pre_peak_s: float = 0.25
 
+    @property
+    def widths_s(self) -> tuple[float, ...]:
+        """The Ricker widths the detector uses (a wide width of 0 turns the second one off)."""
+        return (self.wavelet_width_s,) + ((self.wide_wavelet_width_s,) if self.wide_wavelet_width_s else ())
 
-def wavelet_response(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
-    """Convolution of ``x`` with the Ricker wavelet (same length as ``x``), by FFT in bounded memory; the
-    ends are reflected (zero padding would turn a baseline offset into a step there)."""
-    return convolve_same(x - x.mean(), ricker_for(fs, p.wavelet_width_s), backend.xp, work_bytes)
+
+def wavelet_response(x, fs: float, width_s: float, backend, work_bytes: int | None = None):
+    """Convolution of ``x`` with the Ricker wavelet of ``width_s`` (same length as ``x``), by FFT in bounded
+    memory; the ends are reflected (zero padding would turn a baseline offset into a step there)."""
+    return convolve_same(x - x.mean(), ricker_for(fs, width_s), backend.xp, work_bytes)
 
 
 def _rolling_median(values, k: int, xp):
@@ -47,15 +58,36 @@ def _rolling_median(values, k: int, xp):
 
 
 def oriented_envelope(r, block: int, xp):
-    """Flip ``r`` so that QRS complexes point up; return it with the per-block reference amplitude."""
+    """The sign that turns QRS complexes up, and the per-block reference amplitude of ``sign * r``."""
     n_blocks = max(1, r.shape[0] // block)
     body = r[: n_blocks * block].reshape(n_blocks, block)
     up, down = body.max(axis=1), (-body).max(axis=1)
-    if float(xp.median(down)) > float(xp.median(up)):
-        r, up = -r, down
-    reference = _rolling_median(up, MEDIAN_BLOCKS, xp)
+    sign = -1.0 if float(xp.median(down)) > float(xp.median(up)) else 1.0
+    reference = _rolling_median(down if sign < 0 else up, MEDIAN_BLOCKS, xp)
     floor = 0.5 * xp.median(reference)  # long pauses and flat stretches must not lower the bar to noise
-    return r, xp.maximum(reference, floor)
+    return sign, xp.maximum(reference, floor)
+
+
+def per_block(r, reference, block: int):
+    """Divide ``r`` in place by the reference of its block (the last block's for the samples after it)."""
+    n_full = min(r.shape[0] // block, reference.shape[0]) * block
+    r[:n_full].reshape(-1, block)[...] /= reference[: n_full // block, None]
+    r[n_full:] /= reference[-1]
+    return r
+
+
+def detection_envelope(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
+    """The larger, sample by sample, of the oriented wavelet responses at ``p.widths_s``, each in units of
+    its own local reference (so ``p.threshold`` is a fraction of a typical beat's response)."""
+    xp = backend.xp
+    block = max(1, math.ceil(p.max_rr_s * fs))
+    envelope = None
+    for width in p.widths_s:
+        r = wavelet_response(x, fs, width, backend, work_bytes)
+        sign, reference = oriented_envelope(r, block, xp)
+        r = per_block(xp.multiply(r, sign, out=r), reference, block)
+        envelope = r if envelope is None else xp.maximum(envelope, r, out=envelope)
+    return envelope
 
 
 def nms_mask(r, half: int, backend):
@@ -72,14 +104,12 @@ def nms_mask(r, half: int, backend):
 def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
     """R-peak sample indices (int64, increasing) of the signal ``x`` (an ``xp`` float32 array).
 
-    Memory: the signal, its wavelet response and a byte mask, plus ``work_bytes`` for the convolution."""
+    Memory: the signal, the envelope, one wavelet response and a byte mask (13 bytes a sample), plus
+    ``work_bytes`` for the convolution."""
     xp = backend.xp
-    r = wavelet_response(x, fs, p, backend, work_bytes)
-    block = max(1, math.ceil(p.max_rr_s * fs))
-    r, reference = oriented_envelope(r, block, xp)
-    candidates = xp.flatnonzero(nms_mask(r, max(1, round(p.nms_window_s * fs / 2)), backend))
-    block_of = xp.minimum(candidates // block, reference.shape[0] - 1)
-    return candidates[r[candidates] > p.threshold * reference[block_of]].astype(xp.int64)
+    envelope = detection_envelope(x, fs, p, backend, work_bytes)
+    candidates = xp.flatnonzero(nms_mask(envelope, max(1, round(p.nms_window_s * fs / 2)), backend))
+    return candidates[envelope[candidates] > p.threshold].astype(xp.int64)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
