@@ -58,3 +58,19 @@ def test_foreign_or_truncated_model_is_a_clear_error(tmp_path):
     torch.save({"something": 1}, tmp_path / "other.pt")
     with pytest.raises(BeatflowError, match="not a beatflow model"):
         load_model(tmp_path / "other.pt", torch.device("cpu"))
+
+
+def test_tail_template_known_answer():
+    """Median of the rows that reach each sample, 0 where fewer than half of them do."""
+    import torch
+
+    from beatflow.model import fill_tail, tail_template
+
+    x = torch.arange(1.0, 5.0)[:, None, None].expand(4, 1, 5).clone()  # row i holds i + 1 everywhere
+    lengths = torch.tensor([5, 3, 3, 1])
+    template = tail_template(x, lengths)
+    # sample 0: rows 1-4 (lower median 2); 1-2: rows 1-3 (2); 3-4: only row 1, a quarter of the rows
+    torch.testing.assert_close(template, torch.tensor([[2.0, 2.0, 2.0, 0.0, 0.0]]))
+    filled = fill_tail(x, lengths, template)
+    torch.testing.assert_close(filled[3, 0], torch.tensor([4.0, 2.0, 2.0, 0.0, 0.0]))
+    torch.testing.assert_close(filled[0], x[0])

@@ -116,7 +116,7 @@ def _torch_allocation(size: int):
     import torch
 
     block = torch.empty(size, dtype=torch.uint8, device="cuda")
-    return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(block.data_ptr(), size, block), 0)
+    return cupy.cuda.MemoryPointer(cupy.cuda.UnownedMemory(block.data_ptr(), size, block, block.device.index), 0)
 
 
 def torch_device(backend: Backend):

@@ -81,11 +81,17 @@ def fill_tail(x, lengths, tail):
 
 
 def tail_template(x, lengths, max_rows: int = 8192):
-    """``[channels, L]``: at each sample, the median over the rows whose beat reaches it (0 where none),
-    from at most ``max_rows`` rows spread evenly over the recording."""
+    """``[channels, L]``: at each sample, the median over the rows whose beat reaches it, where at least half
+    of the rows do (0 beyond: at a fast rate the few rows that reach far are the beats before a pause, and
+    their shape must not become every beat's tail); from at most ``max_rows`` rows spread evenly over the
+    recording."""
+    import torch
+
     step = max(1, x.shape[0] // max_rows)
     x, lengths = x[::step], lengths[::step]
-    return torch.nan_to_num(torch.nanmedian(x.masked_fill(_padding(x, lengths), float("nan")), dim=0).values, nan=0.0)
+    padding = _padding(x, lengths)
+    median = torch.nanmedian(x.masked_fill(padding, float("nan")), dim=0).values
+    return torch.where((~padding).float().mean(dim=0) >= 0.5, median, 0.0)
 
 
 def loss_terms(model: ConvVAE, x):

@@ -63,6 +63,7 @@ def fit(x, p: TrainParams, device):
 def _fit(x, p: TrainParams, device, batch_size: int):
     import torch
 
+    from .adam import Adam
     from .model import ConvVAE
 
     t0 = time.perf_counter()
@@ -73,7 +74,7 @@ def _fit(x, p: TrainParams, device, batch_size: int):
         torch.backends.cudnn.benchmark = False
     scale = x.std(dim=(0, 2)).clamp_min(1e-6)
     model = ConvVAE(x.shape[1], x.shape[2], p.latent_dim, scale).to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=p.learning_rate, capturable=cuda)
+    optimiser = Adam(model.parameters(), lr=p.learning_rate)
     steps = x.shape[0] // batch_size  # the last partial batch is left out, so every step has one shape
     index = torch.zeros(batch_size, dtype=torch.long, device=device)
     step = (GraphedStep if cuda else EagerStep)(model, optimiser, x, index, p.beta)
@@ -107,7 +108,7 @@ class EagerStep:
         return rec + self.beta * kl
 
     def __call__(self):
-        self.optimiser.zero_grad(set_to_none=True)
+        self.optimiser.zero_grad()
         loss = self.loss()
         loss.backward()
         self.optimiser.step()
@@ -151,7 +152,7 @@ class GraphedStep(EagerStep):
         import torch
 
         self.graph = torch.cuda.CUDAGraph()
-        self.optimiser.zero_grad(set_to_none=True)  # the graph allocates the gradients that each replay refills
+        self.optimiser.zero_grad()  # the graph allocates the gradients that each replay refills
         with torch.cuda.graph(self.graph):
             loss = self.loss()
             loss.backward()
