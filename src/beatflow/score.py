@@ -158,5 +158,5 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
                                  "score": table.score.to_numpy()[test_beats]})
     write_frame(latent_table, paths["latent"])
     counts = table[table.anomaly].reason.value_counts().to_dict()
-    log.info("score %s: %d beats, %d anomalous %s (morphology threshold: chi-square quantile %g)", record,
-             len(table), int(table.anomaly.sum()), counts, p.quantile)
+    log.info("score %s: %d beats, %d anomalous %s (morphology threshold: quantile %g of the fitted chi-square "
+             "law)", record, len(table), int(table.anomaly.sum()), counts, p.quantile)
