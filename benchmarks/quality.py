@@ -223,7 +223,7 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
     from beatflow.segment import (
         SegmentParams,
         nms_mask,
-        oriented_envelope,
+        polarity_and_reference,
         per_block,
         wavelet_response,
     )
@@ -233,7 +233,7 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
     block = max(1, math.ceil(p.max_rr_s * fs))
     scales = []  # (width, sign, reference) as the detector derives them from x
     for width in p.widths_s:
-        sign, reference = oriented_envelope(wavelet_response(x, fs, width, backend), block, np)
+        sign, reference = polarity_and_reference(wavelet_response(x, fs, width, backend), block, np)
         scales.append((width, sign, reference))
 
     def envelope(y):

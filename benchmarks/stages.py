@@ -67,7 +67,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
         detect_peaks,
         detection_envelope,
         nms_mask,
-        oriented_envelope,
+        polarity_and_reference,
         per_block,
         wavelet_response,
     )
@@ -82,12 +82,12 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
                                        round(fs), backend), sync, repeat)
     block = round(p.max_rr_s * fs)
     r = wavelet_response(first, fs, p.wavelet_width_s, backend)
-    sign, reference = oriented_envelope(r, block, backend.xp)
+    sign, reference = polarity_and_reference(r, block, backend.xp)
     envelope = detection_envelope(first, fs, p, backend)
     filtered = band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp)
     parts = {  # where the time goes (the first three once per wavelet width)
         "wavelet_response": lambda: wavelet_response(first, fs, p.wavelet_width_s, backend),
-        "oriented_envelope": lambda: oriented_envelope(r, block, backend.xp),
+        "polarity_and_reference": lambda: polarity_and_reference(r, block, backend.xp),
         "per_block_reference": lambda: per_block(sign * r, reference, block),
         "nms_kernel": lambda: nms_mask(envelope, round(p.nms_window_s * fs / 2), backend),
         "band_pass_all_leads": lambda: band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp),

@@ -85,8 +85,6 @@ def tail_template(x, lengths, max_rows: int = 8192):
     of the rows do (0 beyond: at a fast rate the few rows that reach far are the beats before a pause, and
     their shape must not become every beat's tail); from at most ``max_rows`` rows spread evenly over the
     recording."""
-    import torch
-
     step = max(1, x.shape[0] // max_rows)
     x, lengths = x[::step], lengths[::step]
     padding = _padding(x, lengths)

@@ -10,9 +10,9 @@ template) lies relative to the training beats: the sum of squared robust z-score
 dimension). Its threshold is the ``score.quantile`` of a scaled chi-square law fitted to the training beats'
 distances at their lower quartile and median (:func:`fitted_threshold`): the normal bulk's distances have
 heavier tails than the Gaussian ``chi2(latent_dim)``, more so the noisier the record, and the fit follows
-them while ignoring up to half of the training beats (abnormal or buried in noise). The VAE's reconstruction error, the seed's
-score, ranked rare abnormal shapes below noisy normal beats (measured: AUROC 0.89 against 1.00 on a 2 h
-record with 1 % aberrant beats, docs/design.md).
+them while ignoring up to half of the training beats (abnormal or buried in noise). The VAE's
+reconstruction error, the seed's score, ranked rare abnormal shapes below noisy normal beats (measured:
+AUROC 0.89 against 1.00 on a 2 h record with 1 % aberrant beats, docs/design.md).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def _rolling_median(values, k: int, xp):
     return xp.median(xp.stack([padded[i:i + n] for i in range(2 * k + 1)]), axis=0)
 
 
-def oriented_envelope(r, block: int, xp):
+def polarity_and_reference(r, block: int, xp):
     """The sign that turns QRS complexes up, and the per-block reference amplitude of ``sign * r``."""
     n_blocks = max(1, r.shape[0] // block)
     body = r[: n_blocks * block].reshape(n_blocks, block)
@@ -84,7 +84,7 @@ def detection_envelope(x, fs: float, p: SegmentParams, backend, work_bytes: int 
     envelope = None
     for width in p.widths_s:
         r = wavelet_response(x, fs, width, backend, work_bytes)
-        sign, reference = oriented_envelope(r, block, xp)
+        sign, reference = polarity_and_reference(r, block, xp)
         r = per_block(xp.multiply(r, sign, out=r), reference, block)
         envelope = r if envelope is None else xp.maximum(envelope, r, out=envelope)
     return envelope
