@@ -223,8 +223,8 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
     from beatflow.segment import (
         SegmentParams,
         nms_mask,
-        polarity_and_reference,
         per_block,
+        polarity_and_reference,
         wavelet_response,
     )
 

@@ -67,8 +67,8 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
         detect_peaks,
         detection_envelope,
         nms_mask,
-        polarity_and_reference,
         per_block,
+        polarity_and_reference,
         wavelet_response,
     )
 
