@@ -65,7 +65,7 @@ def polarity_and_reference(r, block: int, xp):
     sign = -1.0 if float(xp.median(down)) > float(xp.median(up)) else 1.0
     reference = _rolling_median(down if sign < 0 else up, MEDIAN_BLOCKS, xp)
     floor = 0.5 * xp.median(reference)  # long pauses and flat stretches must not lower the bar to noise
-    return sign, xp.maximum(xp.maximum(reference, floor), xp.finfo(reference.dtype).tiny)  # a flat line: 0
+    return sign, xp.maximum(xp.maximum(reference, floor), np.finfo(reference.dtype).tiny)  # a flat line: 0
 
 
 def per_block(r, reference, block: int):
