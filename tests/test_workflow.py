@@ -89,6 +89,14 @@ def test_every_rule_logs_its_backend(demo_run):
         assert re.search(r"backend: (cpu|gpu)", (demo_run / "logs" / "demo" / f"{rule}.log").read_text()), rule
 
 
+def test_cpu_training_gets_the_cores_snakemake_grants(demo_run):
+    """Snakemake exports OMP_NUM_THREADS = a job's threads; train declares up to 16, and the demo runs with
+    --cores 2, so torch on the CPU trains on 2 threads (without the declaration it was 1)."""
+    found = re.search(r"beats on (cpu, (\d+) threads|cuda)", (demo_run / "logs" / "demo" / "train.log").read_text())
+    assert found
+    assert found.group(1) == "cuda" or found.group(2) == "2"
+
+
 def test_report_builds(demo_run):
     snakemake(demo_run, "--report", "report.html")
     html = (demo_run / "report.html").read_text()
