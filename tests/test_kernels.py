@@ -84,5 +84,6 @@ def test_embed_rows_are_zero_padded_and_centred():
 def test_embed_cuda_equals_cpu(width):
     x, starts, lengths = embed_inputs()
     out = cuda.to_device(np.full((5, 2, width), np.nan, np.float32))  # poisoned: every element must be written
-    kernels.embed_cuda(cuda.to_device(x), cuda.to_device(starts), cuda.to_device(lengths), out)
+    means = cuda.to_device(np.empty((5, 2)))
+    kernels.embed_cuda(cuda.to_device(x), cuda.to_device(starts), cuda.to_device(lengths), means, out)
     np.testing.assert_array_equal(out.copy_to_host(), kernels.embed_cpu(x, starts, lengths, width))

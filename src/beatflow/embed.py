@@ -20,7 +20,7 @@ def embed_beats(x, starts, lengths, width: int, backend):
     lengths = xp.asarray(lengths, dtype=xp.int64)
     if backend.gpu:
         out = xp.empty((starts.shape[0], x.shape[0], width), dtype=xp.float32)
-        kernels.embed_cuda(x, starts, lengths, out)
+        kernels.embed_cuda(x, starts, lengths, xp.empty(out.shape[:2]), out)
         return out
     return kernels.embed_cpu(x, starts, lengths, width)
 
