@@ -225,20 +225,18 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
         nms_mask,
         per_block,
         polarity_and_reference,
-        wavelet_response,
+        wavelet_responses,
     )
 
     p = SegmentParams()
     backend = select_backend("cpu")
     block = max(1, math.ceil(p.max_rr_s * fs))
-    scales = []  # (width, sign, reference) as the detector derives them from x
-    for width in p.widths_s:
-        sign, reference = polarity_and_reference(wavelet_response(x, fs, width, backend), block, np)
-        scales.append((width, sign, reference))
+    scales = [polarity_and_reference(r, block, np) for r in wavelet_responses(x, fs, p.widths_s, backend)]
 
-    def envelope(y):
-        return np.max([per_block(sign * wavelet_response(y, fs, width, backend), reference, block)
-                       for width, sign, reference in scales], axis=0)
+    def envelope(y):  # the detector's envelope of y, scaled by the signs and references derived from x
+        return np.max([per_block(sign * r, reference, block)
+                       for r, (sign, reference) in zip(wavelet_responses(y, fs, p.widths_s, backend), scales)],
+                      axis=0)
 
     r, r_noise, r_clean = envelope(x), envelope(x - clean), envelope(clean)
     half = max(1, round(p.nms_window_s * fs / 2))

@@ -69,7 +69,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
         nms_mask,
         per_block,
         polarity_and_reference,
-        wavelet_response,
+        wavelet_responses,
     )
 
     p = SegmentParams()
@@ -81,12 +81,12 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     embed_s = best(lambda: embed_beats(band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp), starts, lengths,
                                        round(fs), backend), sync, repeat)
     block = round(p.max_rr_s * fs)
-    r = wavelet_response(first, fs, p.wavelet_width_s, backend)
+    r = wavelet_responses(first, fs, p.widths_s, backend)[0]
     sign, reference = polarity_and_reference(r, block, backend.xp)
     envelope = detection_envelope(first, fs, p, backend)
     filtered = band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp)
-    parts = {  # where the time goes (the first three once per wavelet width)
-        "wavelet_response": lambda: wavelet_response(first, fs, p.wavelet_width_s, backend),
+    parts = {  # where the time goes (polarity_and_reference and per_block_reference once per wavelet width)
+        "wavelet_responses": lambda: wavelet_responses(first, fs, p.widths_s, backend),
         "polarity_and_reference": lambda: polarity_and_reference(r, block, backend.xp),
         "per_block_reference": lambda: per_block(sign * r, reference, block),
         "nms_kernel": lambda: nms_mask(envelope, round(p.nms_window_s * fs / 2), backend),

@@ -21,6 +21,19 @@ def test_equals_numpy_convolution_with_reflected_ends(n, n_taps):
     np.testing.assert_allclose(y, expected, rtol=0, atol=2e-6 * np.abs(expected).max())
 
 
+def test_a_bank_of_filters_equals_each_filter_alone():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(150_001).astype(np.float32)
+    narrow, wide = np.hanning(39), rng.standard_normal(77)
+    bank = np.stack([np.pad(narrow, 19), wide])  # the narrow filter centred in the wide one's length
+    out = np.full((2, len(x)), np.nan, np.float32)
+    y = convolve_same(x, bank, np, out=out)
+    assert y.shape == (2, len(x)) and np.shares_memory(y, out)
+    for got, taps in zip(y, (narrow, wide)):
+        expected = reference(x, taps)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=2e-6 * np.abs(expected).max())
+
+
 def test_identity_filter_returns_the_signal():
     x = np.random.default_rng(0).standard_normal(200_000).astype(np.float32)
     np.testing.assert_allclose(convolve_same(x, np.array([0.0, 1.0, 0.0]), np), x, rtol=0,

@@ -28,4 +28,7 @@ def band_pass(x, fs: float, low_hz: float, high_hz: float, xp, work_bytes: int |
     """Channels ``x`` (``[channels, n]`` or a list of 1-D float32 arrays) band-passed between ``low_hz`` and
     ``high_hz``: float32 ``[channels, n]``."""
     taps = band_pass_taps(fs, low_hz, high_hz)
-    return xp.stack([convolve_same(channel, taps, xp, work_bytes) for channel in x])
+    out = xp.empty((len(x), x[0].shape[0]), dtype=xp.float32)
+    for channel, row in zip(x, out):
+        convolve_same(channel, taps, xp, work_bytes, out=row)
+    return out

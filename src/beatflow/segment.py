@@ -20,7 +20,7 @@ import numpy as np
 from .convolve import convolve_same
 from .errors import BeatflowError
 from .params import FromConfig
-from .wavelet import ricker_for
+from .wavelet import ricker_bank
 
 log = logging.getLogger("beatflow")
 
@@ -45,10 +45,11 @@ class SegmentParams(FromConfig):
         return (self.wavelet_width_s,) + ((self.wide_wavelet_width_s,) if self.wide_wavelet_width_s else ())
 
 
-def wavelet_response(x, fs: float, width_s: float, backend, work_bytes: int | None = None):
-    """Convolution of ``x`` with the Ricker wavelet of ``width_s`` (same length as ``x``), by FFT in bounded
-    memory; the ends are reflected (zero padding would turn a baseline offset into a step there)."""
-    return convolve_same(x - x.mean(), ricker_for(fs, width_s), backend.xp, work_bytes)
+def wavelet_responses(x, fs: float, widths_s, backend, work_bytes: int | None = None):
+    """Convolutions of ``x`` with the Ricker wavelet at each of ``widths_s``: ``[widths, n]`` float32, by FFT in
+    bounded memory, one transform of ``x`` for every width; the ends are reflected (zero padding would turn a
+    baseline offset into a step there)."""
+    return convolve_same(x - x.mean(), ricker_bank(fs, widths_s), backend.xp, work_bytes)
 
 
 def _rolling_median(values, k: int, xp):
@@ -81,13 +82,11 @@ def detection_envelope(x, fs: float, p: SegmentParams, backend, work_bytes: int 
     its own local reference (so ``p.threshold`` is a fraction of a typical beat's response)."""
     xp = backend.xp
     block = max(1, math.ceil(p.max_rr_s * fs))
-    envelope = None
-    for width in p.widths_s:
-        r = wavelet_response(x, fs, width, backend, work_bytes)
+    responses = wavelet_responses(x, fs, p.widths_s, backend, work_bytes)
+    for r in responses:
         sign, reference = polarity_and_reference(r, block, xp)
-        r = per_block(xp.multiply(r, sign, out=r), reference, block)
-        envelope = r if envelope is None else xp.maximum(envelope, r, out=envelope)
-    return envelope
+        per_block(xp.multiply(r, sign, out=r), reference, block)
+    return responses.max(axis=0)
 
 
 def nms_mask(r, half: int, backend):
@@ -104,8 +103,8 @@ def nms_mask(r, half: int, backend):
 def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
     """R-peak sample indices (int64, increasing) of the signal ``x`` (an ``xp`` float32 array).
 
-    Memory: the signal, the envelope, one wavelet response and a byte mask (13 bytes a sample), plus
-    ``work_bytes`` for the convolution."""
+    Memory: the signal, its centred copy and the wavelet responses, then the envelope and a byte mask (at
+    most 16 bytes a sample with two widths), plus ``work_bytes`` for the convolution."""
     xp = backend.xp
     envelope = detection_envelope(x, fs, p, backend, work_bytes)
     candidates = xp.flatnonzero(nms_mask(envelope, max(1, round(p.nms_window_s * fs / 2)), backend))

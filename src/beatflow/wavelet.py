@@ -24,3 +24,10 @@ def ricker_for(fs: float, width_s: float) -> np.ndarray:
     a = width_s * fs
     half = max(1, int(np.ceil(5 * a)))
     return ricker(2 * half + 1, a)
+
+
+def ricker_bank(fs: float, widths_s) -> np.ndarray:
+    """``[widths, taps]``: :func:`ricker_for` at each width, zero-padded about its centre to the longest."""
+    wavelets = [ricker_for(fs, w) for w in widths_s]
+    longest = max(len(w) for w in wavelets)
+    return np.stack([np.pad(w, (longest - len(w)) // 2) for w in wavelets])
