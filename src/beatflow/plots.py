@@ -113,25 +113,31 @@ def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record:
         hv.opts.Overlay(title=title, aspect=2, fig_size=200, backend="matplotlib"))
 
 
-def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str):
-    """The most anomalous beats (first lead, ``rows`` [k, L]) over the median normal beat ``normal`` [L]."""
+def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str, record: str):
+    """The most anomalous beats (first lead, ``rows`` [k, L]) each over the median normal beat ``normal`` [L],
+    stacked top to bottom by score in one panel and labelled with time, reason and score. One panel renders
+    in a fraction of a second; a layout of k panels took 5 s (docs/design.md)."""
     hv = _hv()
     t = np.arange(rows.shape[1]) / fs
-    panels = []
-    for row, (_, beat) in zip(rows, info.iterrows(), strict=True):
-        title = f"beat {int(beat.beat)} @ {clock(beat.time_s)}: {beat.reason or 'top score'} {beat.score:.2f}"
-        panels.append((_coloured(hv.Curve((t, normal), "time (s)", lead), "gray")
-                       * _coloured(hv.Curve((t, row), "time (s)", lead), "crimson")).relabel(title))
-    layout = hv.Layout(panels).cols(4)
-    return layout.opts(
-        hv.opts.Curve(width=300, height=200, backend="bokeh"),
-        hv.opts.Overlay(show_legend=False, backend="bokeh"),
-        hv.opts.Overlay(show_legend=False, fig_inches=(3.5, 2.2), backend="matplotlib"))
+    step = 1.1 * max(float(np.ptp(rows)) if rows.size else 0.0, float(np.ptp(normal)), 1e-6)
+    offsets = -step * np.arange(len(rows))
+    gray = [np.column_stack([t, normal + o]) for o in offsets]
+    red = [np.column_stack([t, row + o]) for row, o in zip(rows, offsets)]
+    text = [f"beat {int(b.beat)} @ {clock(b.time_s)}: {b.reason or 'top score'} {b.score:.2f}"
+            for _, b in info.iterrows()]
+    labels = hv.Labels((np.full(len(rows), t[-1]), offsets + 0.35 * step, text), ["time (s)", lead], "beat")
+    title = f"{record}: {len(rows)} most anomalous beats (red) over the median normal beat (grey)"
+    paths = _coloured(hv.Path(gray, ["time (s)", lead]), "gray") * _coloured(hv.Path(red, ["time (s)", lead]), "crimson")
+    return (paths * labels).opts(
+        hv.opts.Labels(text_align="right", text_font_size="9pt", text_color="black", yaxis=None, backend="bokeh"),
+        hv.opts.Labels(horizontalalignment="right", size=8, color="black", yaxis=None, backend="matplotlib"),
+        hv.opts.Overlay(title=title, width=700, height=60 * max(len(rows), 4), yaxis=None, backend="bokeh"),
+        hv.opts.Overlay(title=title, fig_inches=(8, 0.6 * max(len(rows), 4)), yaxis=None, backend="matplotlib"))
 
 
-def _coloured(element, color: str):
+def _coloured(path, color: str):
     hv = _hv()
-    return element.opts(hv.opts.Curve(color=color, backend="bokeh"), hv.opts.Curve(color=color, backend="matplotlib"))
+    return path.opts(hv.opts.Path(color=color, backend="bokeh"), hv.opts.Path(color=color, backend="matplotlib"))
 
 
 def gallery_rows(rows, kept, backend):
@@ -176,5 +182,5 @@ def plot(record: str, paths: dict, out_dir, seg, backend) -> None:
     rows = arrays.load(paths["embedding"], backend.gpu)
     kept = scores[scores.split != "pruned"].reset_index(drop=True)
     top_rows, median, top = gallery_rows(rows, kept, backend)
-    save(gallery_plot(top_rows, median, top, fs, lead), out_dir / "gallery")
+    save(gallery_plot(top_rows, median, top, fs, lead, record), out_dir / "gallery")
     log.info("plot %s: 4 figures (HTML + PNG) in %s", record, out_dir)
