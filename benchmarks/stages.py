@@ -89,7 +89,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
         "wavelet_responses": lambda: wavelet_responses(first, fs, p.widths_s, backend),
         "polarity_and_reference": lambda: polarity_and_reference(r, block, backend.xp),
         "per_block_reference": lambda: per_block(sign * r, reference, block),
-        "nms_kernel": lambda: nms_mask(envelope, round(p.nms_window_s * fs / 2), backend),
+        "nms_kernel": lambda: nms_mask(envelope, round(p.nms_window_s * fs / 2), backend, p.threshold),
         "band_pass_all_leads": lambda: band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp),
         "embed_kernel": lambda: embed_beats(filtered, starts, lengths, round(fs), backend),
     }

@@ -42,6 +42,15 @@ def test_nms_cpu_matches_reference(name, r, half):
     np.testing.assert_array_equal(kernels.nms_cpu(r, half), nms_reference(r, half))
 
 
+@pytest.mark.parametrize("floor", [-1.0, 0.0, 0.5, 2.0])
+def test_nms_floor_keeps_only_maxima_above_it(floor):
+    r = next(nms_inputs())[1]
+    np.testing.assert_array_equal(kernels.nms_cpu(r, 5, floor), nms_reference(r, 5) & (r > floor))
+    out = cuda.to_device(np.zeros(len(r), np.bool_))
+    kernels.nms_cuda(cuda.to_device(r), 5, out, floor)
+    np.testing.assert_array_equal(out.copy_to_host(), nms_reference(r, 5) & (r > floor))
+
+
 def test_nms_known_answer():
     r = np.array([0, 2, 2, 1, 5, 1, 0, 3, 3, 3, 0], np.float32)
     assert np.flatnonzero(kernels.nms_cpu(r, 1)).tolist() == [1, 4, 7]  # leftmost of each plateau

@@ -14,11 +14,12 @@ _embed_element = cuda.jit(device=True)(_embed_at)
 
 
 @cuda.jit
-def nms(r, half, out):
-    """``out[i]`` = ``r[i]`` is the maximum of ``r[i-half : i+half+1]`` (leftmost sample of a plateau)."""
+def nms(r, half, floor, out):
+    """``out[i]`` = ``r[i]`` is above ``floor`` and the maximum of ``r[i-half : i+half+1]`` (leftmost sample
+    of a plateau)."""
     i = cuda.grid(1)
     if i < r.shape[0]:
-        out[i] = _local_max(r, i, half)
+        out[i] = _local_max(r, i, half, floor)
 
 
 @cuda.jit

@@ -13,11 +13,15 @@ import numpy as np
 THREADS = 256
 
 
-def _local_max_at(r, i, half):
-    """True if ``r[i]`` is the maximum of ``r[i-half : i+half+1]``; on a plateau the leftmost sample wins.
+def _local_max_at(r, i, half, floor):
+    """True if ``r[i]`` is above ``floor`` and the maximum of ``r[i-half : i+half+1]``; on a plateau the
+    leftmost sample wins.
 
-    Neighbours are visited nearest first, so most samples (on a slope) are rejected after one or two reads."""
+    Samples at or below the floor (most of a recording) are rejected without a read of their neighbours, the
+    others after visiting the neighbours nearest first (on a slope, one or two reads)."""
     v = r[i]
+    if v <= floor:
+        return False
     n = r.shape[0]
     for d in range(1, half + 1):
         if i - d >= 0 and r[i - d] >= v:
@@ -52,9 +56,9 @@ _embed_cpu = numba.njit(inline="always")(_embed_at)
 
 
 @numba.njit(parallel=True, cache=True)
-def _nms_cpu(r, half, out):
+def _nms_cpu(r, half, floor, out):
     for i in numba.prange(r.shape[0]):
-        out[i] = _local_max_cpu(r, i, half)
+        out[i] = _local_max_cpu(r, i, half, floor)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -71,18 +75,19 @@ def _blocks(n: int) -> int:
     return max(1, (n + THREADS - 1) // THREADS)
 
 
-def nms_cpu(r: np.ndarray, half: int) -> np.ndarray:
-    """Boolean mask of samples that are the maximum within ±``half`` samples (numpy in, numpy out)."""
+def nms_cpu(r: np.ndarray, half: int, floor: float = -np.inf) -> np.ndarray:
+    """Boolean mask of samples above ``floor`` that are the maximum within ±``half`` samples (numpy in, numpy
+    out)."""
     out = np.zeros(r.shape[0], dtype=np.bool_)
-    _nms_cpu(r, int(half), out)
+    _nms_cpu(r, int(half), float(floor), out)
     return out
 
 
-def nms_cuda(r, half: int, out) -> None:
-    """Fill ``out`` (device bool array, len(r)) with the NMS mask of device array ``r``."""
+def nms_cuda(r, half: int, out, floor: float = -np.inf) -> None:
+    """Fill ``out`` (device bool array, len(r)) with the NMS mask of device array ``r`` above ``floor``."""
     from .cuda_kernels import nms
 
-    nms[_blocks(r.shape[0]), THREADS](r, int(half), out)
+    nms[_blocks(r.shape[0]), THREADS](r, int(half), float(floor), out)
 
 
 def embed_cpu(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:

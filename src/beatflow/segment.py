@@ -62,8 +62,9 @@ def polarity_and_reference(r, block: int, xp):
     """The sign that turns QRS complexes up, and the per-block reference amplitude of ``sign * r``."""
     n_blocks = max(1, r.shape[0] // block)
     body = r[: n_blocks * block].reshape(n_blocks, block)
-    up, down = body.max(axis=1), (-body).max(axis=1)
-    sign = -1.0 if float(xp.median(down)) > float(xp.median(up)) else 1.0
+    up, down = body.max(axis=1), -body.min(axis=1)
+    median_down, median_up = xp.median(xp.stack([down, up]), axis=1).tolist()  # one device-to-host read
+    sign = -1.0 if median_down > median_up else 1.0
     reference = _rolling_median(down if sign < 0 else up, MEDIAN_BLOCKS, xp)
     floor = 0.5 * xp.median(reference)  # long pauses and flat stretches must not lower the bar to noise
     return sign, xp.maximum(xp.maximum(reference, floor), np.finfo(reference.dtype).tiny)  # a flat line: 0
@@ -89,15 +90,16 @@ def detection_envelope(x, fs: float, p: SegmentParams, backend, work_bytes: int 
     return responses.max(axis=0)
 
 
-def nms_mask(r, half: int, backend):
-    """Samples that are the maximum of ±``half`` samples (Numba CUDA kernel on GPU, njit on CPU)."""
+def nms_mask(r, half: int, backend, floor: float = -np.inf):
+    """Samples above ``floor`` that are the maximum of ±``half`` samples (Numba CUDA kernel on GPU, njit on
+    CPU)."""
     from . import kernels
 
     if backend.gpu:
-        out = backend.xp.zeros(r.shape[0], dtype=backend.xp.bool_)
-        kernels.nms_cuda(r, half, out)
+        out = backend.xp.empty(r.shape[0], dtype=backend.xp.bool_)
+        kernels.nms_cuda(r, half, out, floor)
         return out
-    return kernels.nms_cpu(np.ascontiguousarray(r), half)
+    return kernels.nms_cpu(np.ascontiguousarray(r), half, floor)
 
 
 def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
@@ -107,8 +109,8 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     most 16 bytes a sample with two widths), plus ``work_bytes`` for the convolution."""
     xp = backend.xp
     envelope = detection_envelope(x, fs, p, backend, work_bytes)
-    candidates = xp.flatnonzero(nms_mask(envelope, max(1, round(p.nms_window_s * fs / 2)), backend))
-    return candidates[envelope[candidates] > p.threshold].astype(xp.int64)
+    half = max(1, round(p.nms_window_s * fs / 2))
+    return xp.flatnonzero(nms_mask(envelope, half, backend, p.threshold)).astype(xp.int64)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
