@@ -4,7 +4,8 @@
 
 Each backend runs in a fresh copy of the project (clean results/) with
 ``snakemake --cores N --resources gpu=1 --config device=...``; per-rule seconds come from Snakemake's
-``benchmark:`` files. Also records the device, library versions and the record's size.
+``benchmark:`` files. Also records the device, library versions, the record's size and the host's 1-min
+load average before and after each run (other work on a shared host slows every rule).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PER_BACKEND = ("workflow_wall_s", "stages_s", "breakdown_s", "evaluation")
+PER_BACKEND = ("workflow_wall_s", "stages_s", "breakdown_s", "evaluation", "load_average")
 PACKAGES = ("numpy", "pandas", "pyarrow", "numba", "numba-cuda", "torch", "cupy-cuda13x", "cudf-cu13",
             "kvikio-cu13", "rmm-cu13", "snakemake", "holoviews", "datashader", "bokeh")
 
@@ -58,9 +59,11 @@ def run_backend(device: str, cores: int, records: str | None, extra: list[str], 
                 shutil.copytree(ROOT / name, work / name, symlinks=True)
         cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--resources", "gpu=1",
                "--config", f"device={device}", *([f"records={records}"] if records else []), *extra]
+        load_before = os.getloadavg()[0]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, check=False, cwd=work, capture_output=True, text=True)
         wall = time.perf_counter() - t0
+        load = {"before": load_before, "after": os.getloadavg()[0]}  # other work on the host slows every rule
         if keep is not None:
             dest = keep / device
             shutil.rmtree(dest, ignore_errors=True)
@@ -77,7 +80,7 @@ def run_backend(device: str, cores: int, records: str | None, extra: list[str], 
             stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = float(lines[1].split("\t")[0])
         evaluations = {p.parent.name: json.loads(p.read_text()) for p in (work / "results").glob("*/evaluation.json")}
         return {"wall_s": wall, "stages_s": stages, "breakdown_s": breakdown(work / "logs"),
-                "evaluation": evaluations, "records": record_sizes(work)}
+                "evaluation": evaluations, "records": record_sizes(work), "load_average": load}
 
 
 def breakdown(logs: Path) -> dict:
@@ -138,6 +141,7 @@ def main() -> None:
         "stages_s": {d: single(r["stages_s"]) for d, r in results.items()},
         "breakdown_s": {d: single(r["breakdown_s"]) for d, r in results.items()},
         "evaluation": {d: r["evaluation"] for d, r in results.items()},
+        "load_average": {d: r["load_average"] for d, r in results.items()},  # 1-min, before and after the run
     }
     if a.add and a.out.exists():  # another backend's run of the same record, measured earlier
         earlier = json.loads(a.out.read_text())
