@@ -217,8 +217,6 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
     Readability: the QRS-band signal-to-noise ratio, the median envelope of the noise-free signal at the true
     peaks over the rms envelope of the noise alone, for the whole record and for its worst 2-s window.
     """
-    import math
-
     from beatflow.backend import select_backend
     from beatflow.segment import (
         SegmentParams,
@@ -230,16 +228,16 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
 
     p = SegmentParams()
     backend = select_backend("cpu")
-    block = max(1, math.ceil(p.max_rr_s * fs))
-    scales = [polarity_and_reference(r, block, np) for r in wavelet_responses(x, fs, p.widths_s, backend)]
+    block = p.block(fs)
+    scales = [sign * reference for sign, reference in
+              (polarity_and_reference(r, block, np) for r in wavelet_responses(x, fs, p.widths_s, backend))]
 
-    def envelope(y):  # the detector's envelope of y, scaled by the signs and references derived from x
-        return np.max([per_block(sign * r, reference, block)
-                       for r, (sign, reference) in zip(wavelet_responses(y, fs, p.widths_s, backend), scales)],
-                      axis=0)
+    def envelope(y):  # the detector's envelope of y, oriented and scaled as the detector does for x
+        return np.max([per_block(r, scale, block)
+                       for r, scale in zip(wavelet_responses(y, fs, p.widths_s, backend), scales)], axis=0)
 
     r, r_noise, r_clean = envelope(x), envelope(x - clean), envelope(clean)
-    half = max(1, round(p.nms_window_s * fs / 2))
+    half = p.nms_half(fs)
     n = len(r)
     qrs = float(np.median(r_clean[true]))
     window = max(1, round(2 * fs))

@@ -80,16 +80,17 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     segment_s = best(lambda: detect_peaks(first, fs, p, backend), sync, repeat)
     embed_s = best(lambda: embed_beats(band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp), starts, lengths,
                                        round(fs), backend), sync, repeat)
-    block = round(p.max_rr_s * fs)
+    block = p.block(fs)
     r = wavelet_responses(first, fs, p.widths_s, backend)[0]
     sign, reference = polarity_and_reference(r, block, backend.xp)
+    scratch = r.copy()  # divided in place, over and over: only its time counts
     envelope = detection_envelope(first, fs, p, backend)
     filtered = band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp)
     parts = {  # where the time goes (polarity_and_reference and per_block_reference once per wavelet width)
         "wavelet_responses": lambda: wavelet_responses(first, fs, p.widths_s, backend),
         "polarity_and_reference": lambda: polarity_and_reference(r, block, backend.xp),
-        "per_block_reference": lambda: per_block(sign * r, reference, block),
-        "nms_kernel": lambda: nms_mask(envelope, round(p.nms_window_s * fs / 2), backend, p.threshold),
+        "per_block_reference": lambda: per_block(scratch, sign * reference, block),
+        "nms_kernel": lambda: nms_mask(envelope, p.nms_half(fs), backend, p.threshold),
         "band_pass_all_leads": lambda: band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp),
         "embed_kernel": lambda: embed_beats(filtered, starts, lengths, round(fs), backend),
     }

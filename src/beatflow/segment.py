@@ -44,6 +44,14 @@ class SegmentParams(FromConfig):
         """The Ricker widths the detector uses (a wide width of 0 turns the second one off)."""
         return (self.wavelet_width_s,) + ((self.wide_wavelet_width_s,) if self.wide_wavelet_width_s else ())
 
+    def block(self, fs: float) -> int:
+        """Samples in a reference block (``max_rr_s``: at least one beat in each)."""
+        return max(1, math.ceil(self.max_rr_s * fs))
+
+    def nms_half(self, fs: float) -> int:
+        """Half the NMS window in samples."""
+        return max(1, round(self.nms_window_s * fs / 2))
+
 
 def wavelet_responses(x, fs: float, widths_s, backend, work_bytes: int | None = None):
     """Convolutions of ``x`` with the Ricker wavelet at each of ``widths_s``: ``[widths, n]`` float32, by FFT in
@@ -82,11 +90,11 @@ def detection_envelope(x, fs: float, p: SegmentParams, backend, work_bytes: int 
     """The larger, sample by sample, of the oriented wavelet responses at ``p.widths_s``, each in units of
     its own local reference (so ``p.threshold`` is a fraction of a typical beat's response)."""
     xp = backend.xp
-    block = max(1, math.ceil(p.max_rr_s * fs))
+    block = p.block(fs)
     responses = wavelet_responses(x, fs, p.widths_s, backend, work_bytes)
     for r in responses:
         sign, reference = polarity_and_reference(r, block, xp)
-        per_block(xp.multiply(r, sign, out=r), reference, block)
+        per_block(r, sign * reference, block)  # orient and scale in one pass
     return responses.max(axis=0)
 
 
@@ -109,8 +117,7 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     most 16 bytes a sample with two widths), plus ``work_bytes`` for the convolution."""
     xp = backend.xp
     envelope = detection_envelope(x, fs, p, backend, work_bytes)
-    half = max(1, round(p.nms_window_s * fs / 2))
-    return xp.flatnonzero(nms_mask(envelope, half, backend, p.threshold)).astype(xp.int64)
+    return xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold)).astype(xp.int64)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
