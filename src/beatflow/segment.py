@@ -38,6 +38,9 @@ class SegmentParams(FromConfig):
     max_rr_s: float = 3.0
     threshold: float = 0.6
     pre_peak_s: float = 0.25
+    veto_rr: float = 1.2
+    veto_correlation: float = 0.9
+    veto_strength: float = 1.2
 
     @property
     def widths_s(self) -> tuple[float, ...]:
@@ -110,14 +113,18 @@ def nms_mask(r, half: int, backend, floor: float = -np.inf):
     return kernels.nms_cpu(np.ascontiguousarray(r), half, floor)
 
 
-def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
-    """R-peak sample indices (int64, increasing) of the signal ``x`` (an ``xp`` float32 array).
+def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None) -> np.ndarray:
+    """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array): the NMS
+    peaks of the envelope above ``p.threshold``, less those the noise veto drops (:mod:`beatflow.veto`).
 
     Memory: the signal, its centred copy and the wavelet responses, then the envelope and a byte mask (at
-    most 16 bytes a sample with two widths), plus ``work_bytes`` for the convolution."""
-    xp = backend.xp
+    most 16 bytes a sample with two widths), then the envelope and the veto's band-passed copy of the signal,
+    plus ``work_bytes`` for the convolutions."""
+    from .veto import noise_veto
+
     envelope = detection_envelope(x, fs, p, backend, work_bytes)
-    return xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold)).astype(xp.int64)
+    peaks = backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
+    return noise_veto(x, fs, peaks, envelope[peaks], p, backend, work_bytes)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
@@ -152,7 +159,7 @@ def segment(record: str, signal_path, out_path, p: SegmentParams, backend, work_
         raise BeatflowError(f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s",
                             record=record, path=str(signal_path))
     try:
-        peaks = backend.to_host(detect_peaks(x, fs, p, backend, work_bytes))
+        peaks = detect_peaks(x, fs, p, backend, work_bytes)
     except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
         raise BeatflowError(f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples "
                             f"({x.nbytes / 1e9:.1f} GB per lead): run this record with device: cpu or on a "

@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+from beatflow.evaluate import match
+from beatflow.segment import SegmentParams, detect_peaks
+from beatflow.synth import SynthSpec, generate
+from beatflow.veto import qrs_correlation, reference_rr, vetoed
+
+VETO = (1.2, 1.2, 0.9)  # veto_rr, veto_strength, veto_correlation: the defaults
+
+
+def drop(peaks, strength, correlation):
+    peaks = np.asarray(peaks, dtype=np.int64)
+    return vetoed(peaks, np.asarray(strength, float), np.asarray(correlation, float), reference_rr(peaks), *VETO)
+
+
+def test_a_weak_odd_peak_that_splits_an_ordinary_interval_is_dropped():
+    peaks = [0, 100, 200, 250, 300, 400, 500]  # 250 splits the 200-300 interval
+    strength = [1.0, 1.0, 1.0, 0.8, 1.0, 1.0, 1.0]
+    shape = [1.0, 1.0, 1.0, 0.5, 1.0, 1.0, 1.0]
+    np.testing.assert_array_equal(drop(peaks, strength, shape), [False] * 3 + [True] + [False] * 3)
+
+
+@pytest.mark.parametrize("change", ["beat-shaped", "strong", "premature"])
+def test_the_veto_needs_rhythm_shape_and_strength_together(change):
+    peaks = [0, 100, 200, 250, 300, 400, 500]
+    strength = [1.0, 1.0, 1.0, 0.8, 1.0, 1.0, 1.0]
+    shape = [1.0, 1.0, 1.0, 0.5, 1.0, 1.0, 1.0]
+    if change == "beat-shaped":
+        shape[3] = 0.95
+    elif change == "strong":
+        strength[3] = 1.3
+    else:  # a premature beat: the next one comes a full interval after it, so nothing is split
+        peaks = [0, 100, 200, 265, 365, 465, 565]
+    assert not drop(peaks, strength, shape).any()
+
+
+def test_weakest_first_keeps_the_beat_next_to_a_noise_peak():
+    """The noise peak at 160 and the beat at 200 each 'split' an interval while both are there; the noise
+    peak goes first, after which the beat's neighbours are ordinary again."""
+    peaks = [0, 100, 160, 200, 300, 400, 500]
+    strength = [1.0, 1.0, 0.7, 0.9, 1.0, 1.0, 1.0]
+    shape = [1.0, 1.0, 0.4, 0.85, 1.0, 1.0, 1.0]
+    np.testing.assert_array_equal(drop(peaks, strength, shape), [False, False, True] + [False] * 4)
+
+
+def test_qrs_correlation_is_one_for_the_same_beat_and_low_for_noise():
+    fs = 250.0
+    spec = SynthSpec(duration_s=60, fs=fs, seed=3, pvc_rate=0, pac_rate=0, aberrant_rate=0, baseline_mv=0,
+                     mains_mv=0, noise_mv=0, burst_mv=0)
+    leads, truth, _ = generate(spec)
+    x = leads["MLII"].copy()
+    noise_at = (truth[10] + truth[11]) // 2
+    x[noise_at - 3:noise_at + 4] += np.random.default_rng(0).standard_normal(7).astype(np.float32)
+    peaks = np.sort(np.append(truth[5:-5], noise_at))
+    correlation = qrs_correlation(x, fs, peaks, np.ones(len(peaks)), np)
+    beats = peaks != noise_at
+    assert correlation[beats].min() > 0.95
+    assert correlation[~beats][0] < 0.6
+
+
+def test_the_veto_drops_most_muscle_noise_and_almost_no_beat(cpu):
+    spec = SynthSpec(duration_s=600, fs=500, hr_bpm=85, seed=7, burst_mv=0.5, burst_every_s=15.0)
+    leads, truth, _ = generate(spec)
+    on = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu)
+    off = detect_peaks(leads["MLII"], spec.fs, SegmentParams(veto_rr=0), cpu)
+    found_on, found_off = (len(match(truth, p, 0.150 * spec.fs)[0]) for p in (on, off))
+    false_on, false_off = len(on) - found_on, len(off) - found_off
+    assert false_off >= 20  # the record has noise peaks to drop
+    assert false_on <= false_off / 4
+    assert found_on >= found_off - 0.005 * len(truth)  # the sensitivity target: 99.5 %
