@@ -70,7 +70,8 @@ def test_fitted_threshold_recovers_a_scaled_chi_square_law(nu, scale):
 
 def test_fitted_threshold_follows_heavy_tails():
     """Latents with heavy tails (Student t, 3 dof): the Gaussian chi-square threshold flags over a fifth of
-    them; the fitted one is higher and flags under a third as many."""
+    them; the fitted one is higher and flags under a quarter as many (a fit at the lower quartile and median
+    flagged 7 %)."""
     from scipy.stats import chi2
 
     latent = np.random.default_rng(1).standard_t(3, size=(100_000, 8))
@@ -79,13 +80,13 @@ def test_fitted_threshold_follows_heavy_tails():
     threshold = fitted_threshold(distance, 0.99)
     assert gaussian > 0.2
     assert threshold > 1.5 * chi2.ppf(0.99, 8)
-    assert 0.01 < (distance > threshold).mean() < gaussian / 3
+    assert 0.01 < (distance > threshold).mean() < gaussian / 4
 
 
 def test_morphology_ratio_ignores_a_minority_of_outliers_in_training():
     rng = np.random.default_rng(0)
     normal = rng.standard_normal((1000, 4))
-    odd = normal[:50] + 12.0  # 5 % abnormal shapes in the training beats
+    odd = normal[:150] + 12.0  # 13 % abnormal shapes in the training beats (a fifth is the limit)
     latent = np.vstack([normal, odd])
     ratio = morphology_ratio(latent, np.arange(len(latent)), 0.999)
     assert (ratio[1000:] > 1).all() and (ratio[:1000] > 1).mean() < 0.01
