@@ -59,8 +59,11 @@ def test_qrs_correlation_is_one_for_the_same_beat_and_low_for_noise():
     assert correlation[~beats][0] < 0.6
 
 
+MUSCLE = SynthSpec(duration_s=600, fs=500, hr_bpm=85, seed=7, burst_mv=0.5, burst_every_s=15.0)
+
+
 def test_the_veto_drops_most_muscle_noise_and_almost_no_beat(cpu):
-    spec = SynthSpec(duration_s=600, fs=500, hr_bpm=85, seed=7, burst_mv=0.5, burst_every_s=15.0)
+    spec = MUSCLE
     leads, truth, _ = generate(spec)
     on = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu)
     off = detect_peaks(leads["MLII"], spec.fs, SegmentParams(veto_rr=0), cpu)
@@ -69,3 +72,11 @@ def test_the_veto_drops_most_muscle_noise_and_almost_no_beat(cpu):
     assert false_off >= 20  # the record has noise peaks to drop
     assert false_on <= false_off / 4
     assert found_on >= found_off - 0.005 * len(truth)  # the sensitivity target: 99.5 %
+
+
+@pytest.mark.gpu
+def test_the_veto_keeps_the_same_peaks_on_the_gpu(cpu, gpu):
+    x = generate(MUSCLE)[0]["MLII"]
+    on_gpu = detect_peaks(gpu.xp.asarray(x), MUSCLE.fs, SegmentParams(), gpu)
+    assert isinstance(on_gpu, np.ndarray)  # host peaks: beat-sized
+    np.testing.assert_array_equal(on_gpu, detect_peaks(x, MUSCLE.fs, SegmentParams(), cpu))
