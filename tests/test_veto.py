@@ -4,14 +4,21 @@ import pytest
 from beatflow.evaluate import match
 from beatflow.segment import SegmentParams, detect_peaks
 from beatflow.synth import SynthSpec, generate
-from beatflow.veto import qrs_correlation, reference_rr, vetoed
-
-VETO = (1.2, 1.2, 0.9)  # veto_rr, veto_strength, veto_correlation: the defaults
+from beatflow.veto import qrs_correlation, reference_rr, surviving
 
 
 def drop(peaks, strength, correlation):
+    """Which of ``peaks`` the veto drops, with the default parameters."""
     peaks = np.asarray(peaks, dtype=np.int64)
-    return vetoed(peaks, np.asarray(strength, float), np.asarray(correlation, float), reference_rr(peaks), *VETO)
+    kept = surviving(peaks, np.asarray(strength), np.asarray(correlation), SegmentParams())
+    return ~np.isin(peaks, kept)
+
+
+def test_reference_rr_is_the_upper_quartile_of_the_intervals_around_each_peak():
+    peaks = np.cumsum([0] + [100] * 10 + [60] * 10)  # intervals: ten of 100, then ten of 60
+    np.testing.assert_allclose(reference_rr(peaks, np.array([1, 10, 20])), [100.0, 100.0, 60.0])
+    at_15 = np.quantile([100] * 3 + [60] * 10, 0.75)  # intervals 7..19: the window is cut at the end
+    np.testing.assert_allclose(reference_rr(peaks, np.array([15])), [at_15])
 
 
 def test_a_weak_odd_peak_that_splits_an_ordinary_interval_is_dropped():

@@ -9,10 +9,11 @@ tell them apart. A candidate is dropped when all three hold:
   ``veto_correlation`` (normal and premature sinus beats correlate near 1, noise near 0.6);
 * *strength*: its envelope is below ``veto_strength`` × the smaller of its neighbours'.
 
-Candidates are visited weakest first (envelope × correlation) and the neighbour links updated as they go,
-so a beat next to a noise peak is judged against its true neighbours once the noise peak is gone. The local
-reference RR comes from the candidates' own intervals, which noise shortens; so the walk is repeated, with the
-reference of the survivors, until it drops nothing more (two or three passes; at most ``MAX_PASSES``).
+Candidates that are not beat-shaped are visited weakest first (envelope × correlation) and the neighbour
+links updated as they go, so a beat next to a noise peak is judged against its true neighbours once the
+noise peak is gone. The local reference RR comes from the candidates' own intervals, which noise shortens;
+so the walk is repeated, with the reference of the survivors, until it drops nothing more (two or three
+passes; at most ``MAX_PASSES``).
 The correlation is computed with the array module ``xp`` where the signal is; the walk runs on the host
 over the peaks only (a beat-sized array).
 """
@@ -43,31 +44,51 @@ def qrs_correlation(x, fs: float, peaks, strength, xp, work_bytes: int | None = 
     return windows @ template / xp.maximum(norms, np.finfo(np.float32).tiny)
 
 
-def reference_rr(peaks: np.ndarray) -> np.ndarray:
-    """Per peak, the upper quartile of the ``RR_WINDOW`` candidate intervals around it (samples)."""
-    import pandas as pd
-
+def reference_rr(peaks: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each peak index in ``at``: the upper quartile of the up to ``RR_WINDOW`` candidate intervals centred on
+    the interval that ends at it (samples; fewer at the ends of the recording)."""
     rr = np.diff(peaks).astype(np.float64)
-    local = pd.Series(rr).rolling(RR_WINDOW, center=True, min_periods=1).quantile(RR_QUANTILE).to_numpy()
-    return np.concatenate([local[:1], local])
+    centre = np.maximum(at - 1, 0)[:, None] + np.arange(-(RR_WINDOW // 2), RR_WINDOW // 2 + 1)[None, :]
+    inside = (centre >= 0) & (centre < rr.shape[0])
+    ordered = np.sort(np.where(inside, rr[np.clip(centre, 0, rr.shape[0] - 1)], np.inf), axis=1)
+    position = RR_QUANTILE * (inside.sum(axis=1) - 1)  # np.quantile's linear interpolation, per row
+    low = np.floor(position).astype(np.int64)
+    high = np.minimum(low + 1, inside.sum(axis=1) - 1)
+    below, above = (np.take_along_axis(ordered, k[:, None], axis=1)[:, 0] for k in (low, high))
+    return below + (above - below) * (position - low)
 
 
 @numba.njit(cache=True)
-def vetoed(peaks, strength, correlation, reference, max_merged, max_strength, max_correlation):
-    """Boolean mask of the peaks the veto drops (host arrays; see the module docstring)."""
+def vetoed(peaks, strength, suspects, reference, max_merged, max_strength):
+    """Boolean mask of the peaks the veto drops, visiting ``suspects`` (the peaks that are not beat-shaped,
+    weakest first; ``reference`` is the reference RR at each) on host arrays (see the module docstring)."""
     n = peaks.shape[0]
     drop = np.zeros(n, np.bool_)
     before = np.arange(n) - 1
     after = np.arange(n) + 1
-    for i in np.argsort(strength * correlation, kind="mergesort"):
+    for k in range(suspects.shape[0]):
+        i = suspects[k]
         a, b = before[i], after[i]
         if a < 0 or b >= n:
             continue
-        if (correlation[i] < max_correlation and strength[i] < max_strength * min(strength[a], strength[b])
-                and peaks[b] - peaks[a] < max_merged * reference[i]):
+        if strength[i] < max_strength * min(strength[a], strength[b]) and peaks[b] - peaks[a] < max_merged * reference[k]:
             drop[i] = True
             after[a], before[b] = b, a
     return drop
+
+
+def surviving(peaks: np.ndarray, strength: np.ndarray, correlation: np.ndarray, p) -> np.ndarray:
+    """The peaks (host int64) the veto keeps, from host arrays: ``strength`` is the envelope at each peak and
+    ``correlation`` its :func:`qrs_correlation`; ``p`` has the ``veto_*`` parameters."""
+    peaks, strength, correlation = peaks.astype(np.int64), strength.astype(np.float64), correlation.astype(np.float64)
+    for _ in range(MAX_PASSES):
+        suspects = np.flatnonzero(correlation < p.veto_correlation)
+        suspects = suspects[np.argsort(strength[suspects] * correlation[suspects], kind="stable")]
+        drop = vetoed(peaks, strength, suspects, reference_rr(peaks, suspects), p.veto_rr, p.veto_strength)
+        if not drop.any():
+            break
+        peaks, strength, correlation = peaks[~drop], strength[~drop], correlation[~drop]
+    return peaks
 
 
 def noise_veto(x, fs: float, peaks, strength, p, backend, work_bytes: int | None = None) -> np.ndarray:
@@ -75,12 +96,4 @@ def noise_veto(x, fs: float, peaks, strength, p, backend, work_bytes: int | None
     if p.veto_rr <= 0 or peaks.shape[0] < 3:
         return backend.to_host(peaks).astype(np.int64)
     correlation = qrs_correlation(x, fs, peaks, strength, backend.xp, work_bytes)
-    peaks, strength, correlation = (backend.to_host(a) for a in (peaks, strength, correlation))
-    peaks, strength, correlation = peaks.astype(np.int64), strength.astype(np.float64), correlation.astype(np.float64)
-    for _ in range(MAX_PASSES):
-        drop = vetoed(peaks, strength, correlation, reference_rr(peaks), p.veto_rr, p.veto_strength,
-                      p.veto_correlation)
-        if not drop.any():
-            break
-        peaks, strength, correlation = peaks[~drop], strength[~drop], correlation[~drop]
-    return peaks
+    return surviving(*(backend.to_host(a) for a in (peaks, strength, correlation)), p)
