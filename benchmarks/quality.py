@@ -353,7 +353,8 @@ def chain(rec: dict, leads: dict, true: np.ndarray, labels: np.ndarray, epochs: 
                 ("segment", lambda: segment(rec["name"], paths["signal"], paths["beats"], seg, backend)),
                 ("embed", lambda: embed(rec["name"], paths["signal"], paths["beats"], paths["embedding"], length_s,
                                         backend)),
-                ("train", lambda: train(rec["name"], paths["embedding"], paths["beats"], paths["model"], tp, backend)),
+                ("train", lambda: train(rec["name"], paths["embedding"], paths["beats"], paths["model"], tp, backend,
+                                                fs=spec.fs)),
                 ("score", lambda: score(rec["name"], paths, seg, tp, sp, backend))):
             t0 = time.perf_counter()
             call()

@@ -74,7 +74,7 @@ def main() -> None:
         for seed in a.seeds:
             t0 = time.perf_counter()
             tp = TrainParams(seed=seed)
-            train("r", paths["embedding"], paths["beats"], paths["model"], tp, backend)
+            train("r", paths["embedding"], paths["beats"], paths["model"], tp, backend, fs=a.fs)
             score("r", paths, SegmentParams(), tp, ScoreParams(), backend)
             table = pd.read_parquet(paths["scores"])
             result = evaluate(truth, table, a.fs)

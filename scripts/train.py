@@ -4,11 +4,12 @@ from beatflow.stage import run_stage
 
 def main(smk):
     from beatflow.backend import select_backend
+    from beatflow.tables import signal_info
     from beatflow.train import TrainParams, train
 
     backend = select_backend(smk.config["device"], needs=("kvikio", "torch"))
     train(smk.wildcards.record, smk.input.embedding, smk.input.beats, smk.output[0],
-          TrainParams.from_config(smk.params.train), backend)
+          TrainParams.from_config(smk.params.train), backend, fs=signal_info(smk.input.signal)[0])
 
 
 run_stage("train", snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -139,7 +139,7 @@ def test_same_input_config_and_seed_give_identical_results(short_record, tmp_pat
         segment("r", d / "signal.parquet", d / "beats.parquet", SegmentParams(), cpu)
         embed("r", d / "signal.parquet", d / "beats.parquet", d / "embedding.npy", 1.0, cpu)
         p = TrainParams(epochs=3)
-        train("r", d / "embedding.npy", d / "beats.parquet", d / "model.pt", p, cpu)
+        train("r", d / "embedding.npy", d / "beats.parquet", d / "model.pt", p, cpu, fs=250.0)
         score("r", artifact_paths(d), SegmentParams(), p, ScoreParams(), cpu)
         runs.append(d)
     for name in ("signal.parquet", "beats.parquet", "embedding.npy"):

@@ -77,7 +77,7 @@ def test_train_score_plot_on_gpu(both, gpu, short_record):
 
     d = both["gpu"]
     p = TrainParams(epochs=3)
-    train("r", d / "embedding.npy", d / "beats.parquet", d / "model.pt", p, gpu)
+    train("r", d / "embedding.npy", d / "beats.parquet", d / "model.pt", p, gpu, fs=250.0)
     paths = artifact_paths(d)
     score("r", paths, SegmentParams(), p, ScoreParams(), gpu)
     scores = pd.read_parquet(paths["scores"])
@@ -101,7 +101,7 @@ def test_gpu_runs_are_deterministic(both, gpu, tmp_path):
     scores = []
     for k in range(2):
         p = TrainParams(epochs=3)
-        train("r", d / "embedding.npy", d / "beats.parquet", tmp_path / f"m{k}.pt", p, gpu)
+        train("r", d / "embedding.npy", d / "beats.parquet", tmp_path / f"m{k}.pt", p, gpu, fs=250.0)
         paths = artifact_paths(d, model=tmp_path / f"m{k}.pt", scores=tmp_path / f"s{k}.parquet",
                                latent=tmp_path / f"l{k}.parquet")
         score("r", paths, SegmentParams(), p, ScoreParams(), gpu)

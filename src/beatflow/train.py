@@ -15,6 +15,7 @@ log = logging.getLogger("beatflow")
 
 
 MIN_STEPS = 8  # optimiser steps per epoch at least
+QRS_AFTER_PEAK_S = 0.1  # the stretch augmentation leaves each row as it is up to this long after its R peak
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class TrainParams(FromConfig):
     seed: int = 0
     learning_rate: float = 0.004
     beta: float = 1.0
+    warp: float = 0.3
 
 
 def as_tensor(rows, backend, device):
@@ -37,8 +39,10 @@ def as_tensor(rows, backend, device):
     return torch.from_dlpack(rows) if backend.gpu else torch.from_numpy(rows).to(device)
 
 
-def fit(x, p: TrainParams, device):
+def fit(x, p: TrainParams, device, pivot: int | None = None):
     """Train a :class:`ConvVAE` on tensor ``x`` ``[beats, channels, length]``; return it and the loss per epoch.
+    Each batch's rows are stretched after sample ``pivot`` by up to ``p.warp`` (:mod:`beatflow.augment`; None:
+    not stretched).
 
     Out of GPU memory, training starts again (same seed) with half the batch size, down to one beat.
     """
@@ -49,7 +53,7 @@ def fit(x, p: TrainParams, device):
     batch_size = max(1, min(p.batch_size, x.shape[0] // MIN_STEPS))  # a short record still gets MIN_STEPS steps
     while True:
         try:
-            return _fit(x, p, device, batch_size)
+            return _fit(x, p, device, batch_size, pivot)
         except torch.OutOfMemoryError as exc:
             if batch_size == 1:
                 raise BeatflowError("out of GPU memory even at batch size 1: reduce embed.length_s or set "
@@ -60,7 +64,7 @@ def fit(x, p: TrainParams, device):
                 torch.cuda.empty_cache()
 
 
-def _fit(x, p: TrainParams, device, batch_size: int):
+def _fit(x, p: TrainParams, device, batch_size: int, pivot: int | None):
     import torch
 
     from .adam import Adam
@@ -77,7 +81,8 @@ def _fit(x, p: TrainParams, device, batch_size: int):
     optimiser = Adam(model.parameters(), lr=p.learning_rate)
     steps = x.shape[0] // batch_size  # the last partial batch is left out, so every step has one shape
     index = torch.zeros(batch_size, dtype=torch.long, device=device)
-    step = (GraphedStep if cuda else EagerStep)(model, optimiser, x, index, p.beta)
+    step = (GraphedStep if cuda else EagerStep)(model, optimiser, x, index, p.beta,
+                                                   (pivot or 0, p.warp if pivot is not None else 0.0))
     generator = torch.Generator(device=device).manual_seed(p.seed)
     log.info("model and optimiser ready in %.2f s (batch %d, %d steps an epoch)", time.perf_counter() - t0,
              batch_size, steps)
@@ -96,15 +101,18 @@ def _fit(x, p: TrainParams, device, batch_size: int):
 
 
 class EagerStep:
-    """One optimiser step on the rows ``x[index]`` (``index`` is filled in before each call); returns the loss."""
+    """One optimiser step on the rows ``x[index]`` (``index`` is filled in before each call), stretched as
+    ``stretch`` = ``(pivot, strength)`` says; returns the loss."""
 
-    def __init__(self, model, optimiser, x, index, beta: float):
+    def __init__(self, model, optimiser, x, index, beta: float, stretch: tuple[int, float]):
         self.model, self.optimiser, self.x, self.index, self.beta = model, optimiser, x, index, beta
+        self.stretch = stretch
 
     def loss(self):
+        from .augment import random_stretch_after
         from .model import loss_terms
 
-        rec, kl = loss_terms(self.model, self.x[self.index])
+        rec, kl = loss_terms(self.model, random_stretch_after(self.x[self.index], *self.stretch))
         return rec + self.beta * kl
 
     def __call__(self):
@@ -160,8 +168,8 @@ class GraphedStep(EagerStep):
         self.static_loss = loss.detach()
 
 
-def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, backend) -> None:
-    """Train on one record's embedding and write ``model.pt``.
+def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, backend, *, fs: float) -> None:
+    """Train on one record's embedding (sampled at ``fs``) and write ``model.pt``.
 
     Each beat's zero padding is filled from the training beats' median tail first (:func:`tail_template`,
     kept in the model): a normal beat cut short by a premature one must not look abnormal in shape."""
@@ -179,7 +187,8 @@ def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, b
     if rows.ndim != 3 or rows.shape[0] < 4:
         raise BeatflowError(f"need at least 4 embedded beats [beats, channels, L], got shape {rows.shape}",
                             record=record, path=str(embedding_path))
-    lengths = kept_lengths(read_frame(beats_path, columns=["length", "kept"]), rows, record, embedding_path)
+    beats = read_frame(beats_path, columns=["peak", "start", "length", "kept"])
+    lengths = kept_lengths(beats, rows, record, embedding_path)
     train_rows, _ = split_indices(rows.shape[0], p.train_fraction, p.seed)
     pick = torch.as_tensor(train_rows, device=device)
     x, x_lengths = as_tensor(rows, backend, device)[pick], torch.as_tensor(lengths, device=device)[pick]
@@ -187,10 +196,19 @@ def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, b
     where = device if backend.gpu else f"cpu, {torch.get_num_threads()} threads"
     log.info("train %s: %d of %d beats on %s (inputs and tail template ready in %.2f s)", record, len(train_rows),
              rows.shape[0], where, time.perf_counter() - t0)
-    model, history = fit(fill_tail(x, x_lengths, tail), p, device)
+    model, history = fit(fill_tail(x, x_lengths, tail), p, device, stretch_pivot(beats, fs))
     model.tail.copy_(tail)
     hparams = {"channels": int(x.shape[1]), "length": int(x.shape[2]), **vars(p)}
     save_model(model, hparams, history, model_path)
+
+
+def stretch_pivot(beats, fs: float) -> int:
+    """The row sample ``QRS_AFTER_PEAK_S`` after the R peak (rows start ``pre_peak_s`` before it: the median
+    ``peak - start``, which beats cut at the recording's start do not move)."""
+    import numpy as np
+
+    pre = int(np.median((beats["peak"] - beats["start"]).to_numpy()))
+    return pre + round(QRS_AFTER_PEAK_S * fs)
 
 
 def kept_lengths(beats, rows, record: str, embedding_path):

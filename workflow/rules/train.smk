@@ -1,6 +1,7 @@
 rule train:
     """Convolutional VAE on train.train_fraction of the embedded beats → model.pt."""
     input:
+        signal="results/{record}/signal.parquet",  # its fs only
         embedding="results/{record}/embedding.npy",
         beats="results/{record}/beats.parquet",
     output:
