@@ -12,8 +12,8 @@ def test_stretch_after_known_answer_on_a_ramp():
     x = torch.arange(20, dtype=torch.float32).repeat(2, 1, 1)  # [2 rows, 1 channel, 20]
     out = stretch_after(x, pivot=8, factors=torch.tensor([0.5, 1.5]))
     t = np.arange(20)
-    np.testing.assert_allclose(out[0, 0].numpy(), np.where(t < 8, t, 8 + (t - 8) * 0.5))
-    np.testing.assert_allclose(out[1, 0].numpy(), np.where(t < 8, t, np.minimum(8 + (t - 8) * 1.5, 19)))
+    np.testing.assert_allclose(out[0, 0].numpy(), np.where(t < 8, t, 8 + (t - 8) * 0.5), atol=1e-4)
+    np.testing.assert_allclose(out[1, 0].numpy(), np.where(t < 8, t, np.minimum(8 + (t - 8) * 1.5, 19)), atol=1e-4)
 
 
 def test_a_later_t_wave_is_brought_back_by_a_factor():
@@ -31,7 +31,8 @@ def test_random_stretch_leaves_the_qrs_and_repeats_with_the_seed():
     a = random_stretch_after(x, 30, 0.3)
     torch.manual_seed(3)
     b = random_stretch_after(x, 30, 0.3)
-    assert torch.equal(a, b) and torch.equal(a[..., :30], x[..., :30]) and not torch.equal(a, x)
+    assert torch.equal(a, b) and not torch.equal(a, x)
+    torch.testing.assert_close(a[..., :30], x[..., :30])  # before the pivot: the row as it was
     assert random_stretch_after(x, 30, 0.0) is x
 
 
