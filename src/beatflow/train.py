@@ -81,8 +81,8 @@ def _fit(x, p: TrainParams, device, batch_size: int, pivot: int | None):
     optimiser = Adam(model.parameters(), lr=p.learning_rate)
     steps = x.shape[0] // batch_size  # the last partial batch is left out, so every step has one shape
     index = torch.zeros(batch_size, dtype=torch.long, device=device)
-    step = (GraphedStep if cuda else EagerStep)(model, optimiser, x, index, p.beta,
-                                                   (pivot or 0, p.warp if pivot is not None else 0.0))
+    stretch = (pivot, p.warp) if pivot is not None else (0, 0.0)
+    step = (GraphedStep if cuda else EagerStep)(model, optimiser, x, index, p.beta, stretch)
     generator = torch.Generator(device=device).manual_seed(p.seed)
     log.info("model and optimiser ready in %.2f s (batch %d, %d steps an epoch)", time.perf_counter() - t0,
              batch_size, steps)

@@ -51,9 +51,10 @@ def reference_rr(peaks: np.ndarray, at: np.ndarray) -> np.ndarray:
     centre = np.maximum(at - 1, 0)[:, None] + np.arange(-(RR_WINDOW // 2), RR_WINDOW // 2 + 1)[None, :]
     inside = (centre >= 0) & (centre < rr.shape[0])
     ordered = np.sort(np.where(inside, rr[np.clip(centre, 0, rr.shape[0] - 1)], np.inf), axis=1)
-    position = RR_QUANTILE * (inside.sum(axis=1) - 1)  # np.quantile's linear interpolation, per row
+    last = inside.sum(axis=1) - 1
+    position = RR_QUANTILE * last  # np.quantile's linear interpolation, per row
     low = np.floor(position).astype(np.int64)
-    high = np.minimum(low + 1, inside.sum(axis=1) - 1)
+    high = np.minimum(low + 1, last)
     below, above = (np.take_along_axis(ordered, k[:, None], axis=1)[:, 0] for k in (low, high))
     return below + (above - below) * (position - low)
 
