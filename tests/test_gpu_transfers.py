@@ -48,7 +48,7 @@ def test_signal_to_scores_copies_no_bulk_array_to_the_host(device_signal, gpu, t
     from beatflow.embed import embed_beats
     from beatflow.filters import band_pass
     from beatflow.model import split_indices
-    from beatflow.score import latent_means
+    from beatflow.morphology import Morphology, alignments
     from beatflow.segment import beats_table
     from beatflow.train import TrainParams, as_tensor, fit
 
@@ -64,7 +64,8 @@ def test_signal_to_scores_copies_no_bulk_array_to_the_host(device_signal, gpu, t
         tensor = as_tensor(rows, gpu, torch.device("cuda"))
         train_rows, _ = split_indices(len(rows), 0.75, 0)
         model, _ = fit(tensor[torch.as_tensor(train_rows, device="cuda")], TrainParams(epochs=2), torch.device("cuda"))
-        seen.update(rows=rows, latent=latent_means(model, tensor, 4096), peaks=peaks)
+        seen.update(rows=rows, latent=Morphology(model, round(0.35 * fs), alignments(0.3), 4096).latents(tensor),
+                    peaks=peaks)
 
     copies = device_to_host_bytes(pipeline, tmp_path)
     bulk = min(x.nbytes, seen["rows"].nbytes) // 4

@@ -60,17 +60,30 @@ def test_foreign_or_truncated_model_is_a_clear_error(tmp_path):
         load_model(tmp_path / "other.pt", torch.device("cpu"))
 
 
-def test_tail_template_known_answer():
+def test_row_template_known_answer():
     """Median of the rows that reach each sample, 0 where fewer than half of them do."""
     import torch
 
-    from beatflow.model import fill_tail, tail_template
+    from beatflow.model import fill_tail, row_template
 
     x = torch.arange(1.0, 5.0)[:, None, None].expand(4, 1, 5).clone()  # row i holds i + 1 everywhere
     lengths = torch.tensor([5, 3, 3, 1])
-    template = tail_template(x, lengths)
+    template = row_template(x, lengths)
     # sample 0: rows 1-4 (lower median 2); 1-2: rows 1-3 (2); 3-4: only row 1, a quarter of the rows
     torch.testing.assert_close(template, torch.tensor([[2.0, 2.0, 2.0, 0.0, 0.0]]))
     filled = fill_tail(x, lengths, template)
     torch.testing.assert_close(filled[3, 0], torch.tensor([4.0, 2.0, 2.0, 0.0, 0.0]))
     torch.testing.assert_close(filled[0], x[0])
+
+
+def test_fill_head_takes_the_template_shifted_to_meet_the_row():
+    import torch
+
+    from beatflow.model import fill_head
+
+    x = torch.arange(12.0).reshape(2, 1, 6)  # rows 0..5 and 6..11
+    template = torch.tensor([[10.0, 20.0, 30.0, 40.0, 50.0, 60.0]])
+    filled = fill_head(x, 2, template)
+    # head from the template, shifted by row[2] - template[2]: row 0 by -28, row 1 by -22
+    torch.testing.assert_close(filled[:, 0], torch.tensor([[-18.0, -8.0, 2, 3, 4, 5], [-12.0, -2.0, 8, 9, 10, 11]]))
+    assert fill_head(x, 0, template) is x

@@ -2,14 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from beatflow.score import (
-    ScoreParams,
-    fitted_threshold,
-    morphology_ratio,
-    rhythm_ratio,
-    robust_distance,
-    score_table,
-)
+from beatflow.score import ScoreParams, rhythm_ratio, score_table
 from beatflow.segment import SegmentParams
 
 FS = 100.0
@@ -51,42 +44,3 @@ def test_score_table_combines_shape_and_timing():
     assert table.anomaly.tolist() == [False, False, True, False, False, False]
     np.testing.assert_allclose(table.score[1:5], morph)
     np.testing.assert_allclose(table.time_s, beats.peak / FS)
-
-
-def test_robust_distance_known_answer():
-    latent = np.array([[-1.0], [0.0], [1.0], [2 * 1.4826], [0.0]])  # training rows 0-2: median 0, MAD 1
-    np.testing.assert_allclose(robust_distance(latent, np.array([0, 1, 2])),
-                               [1 / 1.4826**2, 0, 1 / 1.4826**2, 4.0, 0])
-
-
-@pytest.mark.parametrize("nu,scale", [(8, 1.0), (3, 5.0), (20, 0.2)])
-def test_fitted_threshold_recovers_a_scaled_chi_square_law(nu, scale):
-    from scipy.stats import chi2
-
-    distances = scale * chi2.rvs(nu, size=200_000, random_state=nu)
-    expected = scale * chi2.ppf(0.999, nu)
-    assert fitted_threshold(distances, 0.999) == pytest.approx(expected, rel=0.03)
-
-
-def test_fitted_threshold_follows_heavy_tails():
-    """Latents with heavy tails (Student t, 3 dof): the Gaussian chi-square threshold flags over a fifth of
-    them; the fitted one is higher and flags under a quarter as many (a fit at the lower quartile and median
-    flagged 7 %)."""
-    from scipy.stats import chi2
-
-    latent = np.random.default_rng(1).standard_t(3, size=(100_000, 8))
-    distance = robust_distance(latent, np.arange(len(latent)))
-    gaussian = (distance > chi2.ppf(0.99, 8)).mean()
-    threshold = fitted_threshold(distance, 0.99)
-    assert gaussian > 0.2
-    assert threshold > 1.5 * chi2.ppf(0.99, 8)
-    assert 0.01 < (distance > threshold).mean() < gaussian / 4
-
-
-def test_morphology_ratio_ignores_a_minority_of_outliers_in_training():
-    rng = np.random.default_rng(0)
-    normal = rng.standard_normal((1000, 4))
-    odd = normal[:150] + 12.0  # 13 % abnormal shapes in the training beats (a fifth is the limit)
-    latent = np.vstack([normal, odd])
-    ratio = morphology_ratio(latent, np.arange(len(latent)), 0.999)
-    assert (ratio[1000:] > 1).all() and (ratio[:1000] > 1).mean() < 0.01

@@ -35,7 +35,7 @@ class ConvVAE(nn.Module):
         a, b, c = WIDTHS
         features = c * self.padded // 8
         self.register_buffer("scale", torch.ones(channels) if scale is None else torch.as_tensor(scale).float())
-        self.register_buffer("tail", torch.zeros(channels, length))
+        self.register_buffer("template", torch.zeros(channels, length))
         self.encoder = nn.Sequential(
             nn.Conv1d(channels, a, 7, stride=2, padding=3), nn.GELU(),
             nn.Conv1d(a, b, 5, stride=2, padding=2), nn.GELU(),
@@ -50,8 +50,8 @@ class ConvVAE(nn.Module):
 
     def complete(self, x, lengths):
         """Rows ``x`` whose beat is ``lengths`` samples long, with the zero padding after it replaced by the
-        ``tail`` template: a beat cut short by an early next beat then looks like its full-length self."""
-        return fill_tail(x, lengths, self.tail)
+        row ``template``: a beat cut short by an early next beat then looks like its full-length self."""
+        return fill_tail(x, lengths, self.template)
 
     def normalise(self, x):
         return x / self.scale[None, :, None]
@@ -75,12 +75,27 @@ def _padding(x, lengths):
     return (torch.arange(x.shape[2], device=x.device)[None, :] >= lengths[:, None])[:, None, :]
 
 
-def fill_tail(x, lengths, tail):
-    """Rows ``x`` with the padding after each beat (``lengths`` samples) taken from ``tail`` ``[channels, L]``."""
-    return torch.where(_padding(x, lengths), tail[None], x)
+def fill_tail(x, lengths, template):
+    """Rows ``x`` with the padding after each beat (``lengths`` samples) taken from ``template`` ``[channels, L]``."""
+    return torch.where(_padding(x, lengths), template[None], x)
 
 
-def tail_template(x, lengths, max_rows: int = 8192):
+def fill_head(x, end: int, template):
+    """Rows ``x`` with their first ``end`` samples taken from ``template`` ``[channels, L]``, shifted to meet each
+    row at sample ``end`` (no step where they join); ``end <= 0``: ``x``."""
+    if end <= 0:
+        return x
+    head = template[None, :, :end] + (x[:, :, end:end + 1] - template[None, :, end:end + 1])
+    return torch.cat([head, x[:, :, end:]], dim=2)
+
+
+def peak_offset(beats) -> int:
+    """The row sample of the R peak: rows start ``pre_peak_s`` before it, the median ``peak - start`` of
+    ``beats.parquet`` (which beats cut at the recording's start do not move)."""
+    return int(np.median((beats["peak"] - beats["start"]).to_numpy()))
+
+
+def row_template(x, lengths, max_rows: int = 8192):
     """``[channels, L]``: at each sample, the median over the rows whose beat reaches it, where at least half
     of the rows do (0 beyond: at a fast rate the few rows that reach far are the beats before a pause, and
     their shape must not become every beat's tail); from at most ``max_rows`` rows spread evenly over the

@@ -5,14 +5,12 @@ Both parts are ratios to their own threshold, so ``score > 1`` means anomalous a
 larger part: ``morphology`` or ``rhythm`` (premature, after a pause, or a beat interval outside
 ``[min_rr_s, max_rr_s]``).
 
-Morphology is where a beat's VAE latent mean (of its row with the padding filled from the model's tail
-template) lies relative to the training beats: the sum of squared robust z-scores (median / MAD per latent
-dimension). Its threshold is the ``score.quantile`` of a scaled chi-square law fitted to the training beats'
-distances at their lower quartile and 80th percentile (:func:`fitted_threshold`): the normal bulk's
-distances have heavier tails than the Gaussian ``chi2(latent_dim)``, more so the noisier the record, and the
-fit follows them while ignoring up to a fifth of the training beats (abnormal or buried in noise). The VAE's
-reconstruction error, the seed's score, ranked rare abnormal shapes below noisy normal beats (measured:
-AUROC 0.89 against 1.00 on a 2 h record with 1 % aberrant beats, docs/design.md).
+Morphology (:mod:`beatflow.morphology`) is where a beat's VAE latent mean (of its row with the padding filled
+from the model's row template) lies relative to the training beats, over a chi-square threshold fitted to
+them; the row is judged at its closest T-wave alignment, and the beat after an anomalous one with its head
+(the previous beat's spill) from the template. The VAE's reconstruction error, the seed's score, ranked rare
+abnormal shapes below noisy normal beats (measured: AUROC 0.89 against 1.00 on a 2 h record with 1 %
+aberrant beats, docs/design.md).
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ log = logging.getLogger("beatflow")
 
 
 UPPER_QUARTILE = 0.75
-FIT_QUANTILES = (0.25, 0.8)  # where fitted_threshold matches the law to the training distances
 
 
 @dataclass(frozen=True)
@@ -60,54 +57,6 @@ def rhythm_ratio(peaks: np.ndarray, length: np.ndarray, fs: float, min_rr_s: flo
     return np.nan_to_num(np.fmax(np.fmax(early, late), out_of_range), nan=0.0)
 
 
-def latent_means(model, x, batch_size: int) -> np.ndarray:
-    """The VAE's latent mean of every row of tensor ``x``, on the host (float64)."""
-    import torch
-
-    with torch.inference_mode():
-        return torch.cat([model.encode(chunk)[0] for chunk in x.split(batch_size)]).double().cpu().numpy()
-
-
-def robust_distance(latent: np.ndarray, train_rows: np.ndarray) -> np.ndarray:
-    """Sum of squared robust z-scores of each row, per dimension against the training rows' median and MAD."""
-    reference = latent[train_rows]
-    centre = np.median(reference, axis=0)
-    spread = 1.4826 * np.median(np.abs(reference - centre), axis=0)
-    spread = np.maximum(spread, max(1e-3 * spread.max(), 1e-12))  # a collapsed dimension must not explode
-    return (((latent - centre) / spread) ** 2).sum(axis=1)
-
-
-def fitted_threshold(distances: np.ndarray, quantile: float) -> float:
-    """The ``quantile`` of ``s * chi2(nu)`` matched to ``distances`` at the two ``FIT_QUANTILES``.
-
-    The lower four fifths of the training beats fix the law, so up to a fifth of them may be abnormal or
-    noisy. The law's ratio of the two quantiles falls from infinity to 1 as ``nu`` grows, so one ``nu``
-    matches the data's (searched in [0.05, 500]); ``s`` then matches the upper one."""
-    from scipy.optimize import brentq
-    from scipy.stats import chi2
-
-    q_low, q_high = FIT_QUANTILES
-    lower, upper = np.quantile(distances, FIT_QUANTILES)
-    low_nu, high_nu = 0.05, 500.0
-
-    def excess(nu):
-        return chi2.ppf(q_high, nu) / chi2.ppf(q_low, nu) - upper / max(lower, 1e-300)
-
-    if excess(high_nu) >= 0:
-        nu = high_nu
-    elif excess(low_nu) <= 0:
-        nu = low_nu
-    else:
-        nu = brentq(excess, low_nu, high_nu)
-    return float(upper / chi2.ppf(q_high, nu) * chi2.ppf(quantile, nu))
-
-
-def morphology_ratio(latent: np.ndarray, train_rows: np.ndarray, quantile: float) -> np.ndarray:
-    """Robust squared latent distance of each beat from the training beats, over its fitted threshold."""
-    distance = robust_distance(latent, train_rows)
-    return distance / fitted_threshold(distance[train_rows], quantile)
-
-
 def score_table(beats, fs: float, morph_ratio: np.ndarray, split: np.ndarray, seg, p: ScoreParams):
     """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, in order."""
     import pandas as pd
@@ -133,9 +82,15 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     from . import arrays
     from .backend import torch_device
     from .errors import BeatflowError
-    from .model import load_model, split_indices
+    from .model import load_model, peak_offset, split_indices
+    from .morphology import (
+        QRS_BEFORE_PEAK_S,
+        Morphology,
+        alignments,
+        rows_after_anomalies,
+    )
     from .tables import read_frame, signal_info, write_frame
-    from .train import as_tensor, kept_lengths
+    from .train import as_tensor, kept_lengths, stretch_pivot
 
     fs, _ = signal_info(paths["signal"])
     beats = read_frame(paths["beats"], columns=["beat", "peak", "start", "length", "kept"])
@@ -147,11 +102,19 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
         raise BeatflowError(f"embedding {tuple(rows.shape)} does not match the model "
                             f"({hparams['channels']} channels x {hparams['length']} samples)", record=record,
                             path=str(paths["embedding"]))
-    latent = latent_means(model, model.complete(as_tensor(rows, backend, device), lengths), p.batch_size)
-    train_rows, test_rows = split_indices(len(latent), train_p.train_fraction, train_p.seed)
-    split = np.full(len(latent), "test", dtype=object)
+    x = model.complete(as_tensor(rows, backend, device), lengths)
+    train_rows, test_rows = split_indices(len(x), train_p.train_fraction, train_p.seed)
+    split = np.full(len(x), "test", dtype=object)
     split[train_rows] = "train"
-    table = score_table(beats, fs, morphology_ratio(latent, train_rows, p.quantile), split, seg, p)
+    judge = Morphology(model, stretch_pivot(beats, fs), alignments(hparams.get("warp", 0.0)), p.batch_size)
+    latents = judge.latents(x)
+    morph, latent = judge.fit(latents, train_rows, p.quantile).ratio(latents)
+    table = score_table(beats, fs, morph, split, seg, p)
+    after = rows_after_anomalies(table.anomaly.to_numpy(), beats.kept.to_numpy())
+    if after.size:
+        end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
+        morph[after], latent[after] = judge.ratio_with_template_head(x, after, end)
+        table = score_table(beats, fs, morph, split, seg, p)
     write_frame(table, paths["scores"], {"backend": backend.name, "device": backend.detail})
     test_beats = beats.beat.to_numpy()[beats.kept.to_numpy()][test_rows]
     latent_table = pd.DataFrame({"beat": test_beats,
@@ -159,5 +122,6 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
                                  "score": table.score.to_numpy()[test_beats]})
     write_frame(latent_table, paths["latent"])
     counts = table[table.anomaly].reason.value_counts().to_dict()
-    log.info("score %s: %d beats, %d anomalous %s (morphology threshold: quantile %g of the fitted chi-square "
-             "law)", record, len(table), int(table.anomaly.sum()), counts, p.quantile)
+    log.info("score %s: %d beats, %d anomalous %s (morphology: threshold at quantile %g of the fitted chi-square "
+             "law, alignments %s, %d beats after an anomalous one judged with the template's head)", record,
+             len(table), int(table.anomaly.sum()), counts, p.quantile, judge.factors, after.size)

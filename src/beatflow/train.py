@@ -171,14 +171,14 @@ class GraphedStep(EagerStep):
 def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, backend, *, fs: float) -> None:
     """Train on one record's embedding (sampled at ``fs``) and write ``model.pt``.
 
-    Each beat's zero padding is filled from the training beats' median tail first (:func:`tail_template`,
-    kept in the model): a normal beat cut short by a premature one must not look abnormal in shape."""
+    Each beat's zero padding is filled from the training beats' median row first (:func:`row_template`, kept
+    in the model): a normal beat cut short by a premature one must not look abnormal in shape."""
     import torch
 
     from . import arrays
     from .backend import torch_device
     from .errors import BeatflowError
-    from .model import fill_tail, save_model, split_indices, tail_template
+    from .model import fill_tail, row_template, save_model, split_indices
     from .tables import read_frame
 
     t0 = time.perf_counter()
@@ -192,23 +192,21 @@ def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, b
     train_rows, _ = split_indices(rows.shape[0], p.train_fraction, p.seed)
     pick = torch.as_tensor(train_rows, device=device)
     x, x_lengths = as_tensor(rows, backend, device)[pick], torch.as_tensor(lengths, device=device)[pick]
-    tail = tail_template(x, x_lengths)
+    template = row_template(x, x_lengths)
     where = device if backend.gpu else f"cpu, {torch.get_num_threads()} threads"
-    log.info("train %s: %d of %d beats on %s (inputs and tail template ready in %.2f s)", record, len(train_rows),
+    log.info("train %s: %d of %d beats on %s (inputs and row template ready in %.2f s)", record, len(train_rows),
              rows.shape[0], where, time.perf_counter() - t0)
-    model, history = fit(fill_tail(x, x_lengths, tail), p, device, stretch_pivot(beats, fs))
-    model.tail.copy_(tail)
+    model, history = fit(fill_tail(x, x_lengths, template), p, device, stretch_pivot(beats, fs))
+    model.template.copy_(template)
     hparams = {"channels": int(x.shape[1]), "length": int(x.shape[2]), **vars(p)}
     save_model(model, hparams, history, model_path)
 
 
 def stretch_pivot(beats, fs: float) -> int:
-    """The row sample ``QRS_AFTER_PEAK_S`` after the R peak (rows start ``pre_peak_s`` before it: the median
-    ``peak - start``, which beats cut at the recording's start do not move)."""
-    import numpy as np
+    """The row sample ``QRS_AFTER_PEAK_S`` after the R peak."""
+    from .model import peak_offset
 
-    pre = int(np.median((beats["peak"] - beats["start"]).to_numpy()))
-    return pre + round(QRS_AFTER_PEAK_S * fs)
+    return peak_offset(beats) + round(QRS_AFTER_PEAK_S * fs)
 
 
 def kept_lengths(beats, rows, record: str, embedding_path):
