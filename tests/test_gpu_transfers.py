@@ -64,8 +64,10 @@ def test_signal_to_scores_copies_no_bulk_array_to_the_host(device_signal, gpu, t
         tensor = as_tensor(rows, gpu, torch.device("cuda"))
         train_rows, _ = split_indices(len(rows), 0.75, 0)
         model, _ = fit(tensor[torch.as_tensor(train_rows, device="cuda")], TrainParams(epochs=2), torch.device("cuda"))
-        seen.update(rows=rows, latent=Morphology(model, round(0.35 * fs), alignments(0.3), 4096).latents(tensor),
-                    peaks=peaks)
+        judge = Morphology(model, round(0.35 * fs), alignments(0.3), 4096)
+        latents = judge.latents(tensor)
+        _, latent = judge.fit(latents, train_rows, 0.999).ratio(latents)
+        seen.update(rows=rows, latent=latent, peaks=peaks)
 
     copies = device_to_host_bytes(pipeline, tmp_path)
     bulk = min(x.nbytes, seen["rows"].nbytes) // 4

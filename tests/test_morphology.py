@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import torch
 from conftest import artifact_paths
 
 from beatflow.morphology import (
@@ -49,7 +50,7 @@ def test_threshold_ignores_a_minority_of_outliers_in_training():
     rng = np.random.default_rng(0)
     normal = rng.standard_normal((1000, 4))
     odd = normal[:150] + 12.0  # 13 % abnormal shapes in the training beats (a fifth is the limit)
-    latent = np.vstack([normal, odd])[None]  # one alignment
+    latent = torch.from_numpy(np.vstack([normal, odd])[None])  # one alignment
     judge = Morphology(None, 0, (1.0,), 1024).fit(latent, np.arange(latent.shape[1]), 0.999)
     ratio, _ = judge.ratio(latent)
     assert (ratio[1000:] > 1).all() and (ratio[:1000] > 1).mean() < 0.01
@@ -66,8 +67,9 @@ def test_ratio_takes_the_closest_alignment_and_the_threshold_from_rows_as_they_a
     latents = np.stack([plain + 50.0, plain, plain - 50.0])  # factors 0.8, 1, 1.2: far from the rows as they are
     latents[0, 7] = latents[1, 7]  # row 7 as it is sits far out, stretched by 0.8 it is typical
     latents[1, 7] = 40.0
-    judge = Morphology(None, 0, (0.8, 1.0, 1.2), 1024).fit(latents, np.arange(2000), 0.999)
     as_they_are = distances(latents[1], np.arange(2000))
+    latents = torch.from_numpy(latents)
+    judge = Morphology(None, 0, (0.8, 1.0, 1.2), 1024).fit(latents, np.arange(2000), 0.999)
     assert judge.threshold == pytest.approx(fitted_threshold(as_they_are, 0.999))
     ratio, latent = judge.ratio(latents)
     assert as_they_are[7] > 10 * judge.threshold and ratio[7] < 1 and latent[7] == pytest.approx(plain[7])
@@ -82,17 +84,15 @@ def test_rows_after_anomalies_counts_kept_beats_only():
 
 
 def test_latents_at_factor_one_are_the_encoders_and_stretches_differ():
-    import torch
-
     from beatflow.model import ConvVAE
 
     torch.manual_seed(0)
     model = ConvVAE(2, 100, 4).eval()
     x = torch.randn(10, 2, 100)
     latents = Morphology(model, 30, (0.8, 1.0), 3).latents(x)
-    assert latents.shape == (2, 10, 4) and latents.dtype == np.float64
-    np.testing.assert_allclose(latents[1], model.encode(x)[0].detach().double().numpy(), rtol=1e-5, atol=1e-6)
-    assert np.abs(latents[0] - latents[1]).max() > 1e-3
+    assert latents.shape == (2, 10, 4) and latents.dtype == torch.float64
+    torch.testing.assert_close(latents[1], model.encode(x)[0].detach().double(), rtol=1e-5, atol=1e-6)
+    assert (latents[0] - latents[1]).abs().max() > 1e-3
 
 
 def flagged_by_label(spec, tmp_path, backend):

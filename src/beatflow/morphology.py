@@ -41,9 +41,9 @@ def robust_reference(latent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return centre, np.maximum(spread, max(1e-3 * spread.max(), 1e-12))
 
 
-def squared_z(latent: np.ndarray, centre: np.ndarray, spread: np.ndarray) -> np.ndarray:
-    """Sum of squared robust z-scores over the last axis of ``latent``."""
-    return (((latent - centre) / spread) ** 2).sum(axis=-1)
+def squared_z(latent, centre, spread):
+    """Sum of squared robust z-scores over the last axis of ``latent`` (numpy arrays or torch tensors)."""
+    return (((latent - centre) / spread) ** 2).sum(-1)
 
 
 def fitted_threshold(distances: np.ndarray, quantile: float) -> float:
@@ -80,15 +80,16 @@ def rows_after_anomalies(anomaly: np.ndarray, kept: np.ndarray) -> np.ndarray:
 
 class Morphology:
     """Judge of beat shapes: ``latents`` of rows at each alignment, ``fit`` on the training rows, then
-    ``ratio`` (> 1: anomalous). ``pivot`` is the row sample the stretch starts at."""
+    ``ratio`` (> 1: anomalous). ``pivot`` is the row sample the stretch starts at. Latents stay on the model's
+    device; only the training rows' plain latents and each row's result come to the host."""
 
     def __init__(self, model, pivot: int, factors: tuple[float, ...], batch_size: int):
         self.model, self.pivot, self.factors, self.batch_size = model, pivot, factors, batch_size
         self.centre = self.spread = self.threshold = None
 
-    def latents(self, x) -> np.ndarray:
-        """``[factors, rows, latent_dim]``: the VAE's latent mean of every row of tensor ``x`` stretched by each
-        factor, on the host (float64)."""
+    def latents(self, x):
+        """``[factors, rows, latent_dim]`` tensor (float64, on ``x``'s device): the VAE's latent mean of every
+        row of tensor ``x`` stretched by each factor."""
         import torch
 
         from .augment import stretch_after
@@ -101,14 +102,25 @@ class Morphology:
         with torch.inference_mode():
             out = [torch.stack([self.model.encode(aligned(chunk, f))[0] for f in self.factors])
                    for chunk in x.split(self.batch_size)]
-        return torch.cat(out, dim=1).double().cpu().numpy()
+        return torch.cat(out, dim=1).double()
 
-    def fit(self, latents: np.ndarray, train_rows: np.ndarray, quantile: float) -> Morphology:
+    def fit(self, latents, train_rows: np.ndarray, quantile: float) -> Morphology:
         """Reference (median, MAD) and threshold from the training rows as they are (factor 1)."""
-        plain = latents[self.factors.index(1.0)][train_rows]
-        self.centre, self.spread = robust_reference(plain)
-        self.threshold = fitted_threshold(squared_z(plain, self.centre, self.spread), quantile)
+        import torch
+
+        plain = latents[self.factors.index(1.0)][torch.as_tensor(train_rows, device=latents.device)].cpu().numpy()
+        centre, spread = robust_reference(plain)
+        self.threshold = fitted_threshold(squared_z(plain, centre, spread), quantile)
+        self.centre, self.spread = (torch.as_tensor(v, device=latents.device) for v in (centre, spread))
         return self
+
+    def ratio(self, latents) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's distance at its closest alignment over the threshold, and its latent mean there (host)."""
+        import torch
+
+        distance, best = squared_z(latents, self.centre, self.spread).min(dim=0)
+        chosen = latents[best, torch.arange(latents.shape[1], device=latents.device)]
+        return (distance / self.threshold).cpu().numpy(), chosen.cpu().numpy()
 
     def ratio_with_template_head(self, x, rows: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`ratio` of rows ``rows`` of tensor ``x`` with their first ``end`` samples from the model's row
@@ -119,9 +131,3 @@ class Morphology:
 
         heads = fill_head(x[torch.as_tensor(rows, device=x.device)], end, self.model.template)
         return self.ratio(self.latents(heads))
-
-    def ratio(self, latents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each row's distance at its closest alignment over the threshold, and its latent mean there."""
-        distance = squared_z(latents, self.centre, self.spread)
-        best, rows = distance.argmin(axis=0), np.arange(latents.shape[1])
-        return distance[best, rows] / self.threshold, latents[best, rows]
