@@ -29,7 +29,7 @@ def test_one_block_at_a_time_writes_identical_artifacts(short_record, backend, t
         segment("r", tmp_path / "signal.parquet", d / "beats.parquet", SegmentParams(), backend, work_bytes)
         embed("r", tmp_path / "signal.parquet", d / "beats.parquet", d / "embedding.npy", 1.0, backend,
               work_bytes=work_bytes)
-        assert (max(batches) == 1) == (run == "chunked") and sum(batches) == 12  # 3 blocks × (bank, veto, 2 leads)
+        assert (max(batches) == 1) == (run == "chunked") and sum(batches) == 15  # 3 blocks × (bank, second lead's bank, veto, 2 leads)
     assert (tmp_path / "chunked" / "beats.parquet").read_bytes() == (tmp_path / "whole" / "beats.parquet").read_bytes()
     np.testing.assert_array_equal(np.load(tmp_path / "chunked" / "embedding.npy"),
                                   np.load(tmp_path / "whole" / "embedding.npy"))

@@ -10,7 +10,7 @@ FS = 100.0
 
 def test_regular_rhythm_scores_zero():
     peaks = np.arange(20) * 80
-    r = rhythm_ratio(peaks, np.full(20, 80), FS, 0.25, 3.0, ScoreParams())
+    r = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams())
     assert (r == 0).all()
 
 
@@ -19,18 +19,21 @@ def test_premature_beat_and_pause_known_answers():
     rr[10] = 70  # premature: 70 % of the local median RR
     rr[15] = 200  # a pause: twice the median
     peaks = np.cumsum(rr)
-    length = np.diff(peaks, append=peaks[-1] + 100)
-    r = rhythm_ratio(peaks, length, FS, 0.25, 3.0, ScoreParams())
+    r = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams())
     assert r[10] == pytest.approx(np.log(1 / 0.7) / np.log(1 / 0.8))
     assert r[15] == pytest.approx(np.log(2.0) / np.log(1.8))
     assert r[11] == 0 and (r[[10, 15]] > 1).all() and (np.delete(r, [10, 15]) <= 1).all()
 
 
-def test_out_of_range_length_is_a_rhythm_anomaly():
-    peaks = np.r_[np.arange(0, 1100, 100), np.arange(1500, 2600, 100)]
-    r = rhythm_ratio(peaks, np.diff(peaks, append=2600), FS, 0.25, 3.0, ScoreParams())
-    assert r[10] == pytest.approx(5.0 / 3.0)  # 5 s to the next beat against max_rr_s = 3
-    assert r[11] == pytest.approx(np.log(5.0) / np.log(1.8))  # the beat after the pause: late
+def test_an_interval_out_of_range_flags_the_beat_that_ends_it():
+    """A run of 0.2-s intervals (below min_rr_s = 0.25 s, as a run its own reference) and a 5-s pause."""
+    rr = np.r_[np.full(10, 100), np.full(12, 20), np.full(10, 100), 500, np.full(10, 100)]
+    peaks = np.cumsum(rr)
+    r = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams())
+    assert r[9] == 0  # the beat before the run: on time, though the next one is too close
+    assert r[15] == pytest.approx(0.25 / 0.2)  # inside the run: not early against its neighbours, out of range
+    assert r[31] == 0  # the beat before the pause
+    assert r[32] == pytest.approx(np.log(5.0) / np.log(1.8))  # the beat after it: late (and 5 / 3 out of range)
 
 
 def test_score_table_combines_shape_and_timing():

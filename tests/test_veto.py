@@ -4,13 +4,14 @@ import pytest
 from beatflow.evaluate import match
 from beatflow.segment import SegmentParams, detect_peaks
 from beatflow.synth import SynthSpec, generate
-from beatflow.veto import qrs_correlation, reference_rr, surviving
+from beatflow.veto import qrs_correlation, reference_rr, second_lead_confirms, surviving
 
 
-def drop(peaks, strength, correlation):
+def drop(peaks, strength, correlation, support=None):
     """Which of ``peaks`` the veto drops, with the default parameters."""
     peaks = np.asarray(peaks, dtype=np.int64)
-    kept = surviving(peaks, np.asarray(strength), np.asarray(correlation), SegmentParams())
+    kept = surviving(peaks, np.asarray(strength), np.asarray(correlation), SegmentParams(),
+                     None if support is None else np.asarray(support))
     return ~np.isin(peaks, kept)
 
 
@@ -51,6 +52,28 @@ def test_weakest_first_keeps_the_beat_next_to_a_noise_peak():
     np.testing.assert_array_equal(drop(peaks, strength, shape), [False, False, True] + [False] * 4)
 
 
+def test_an_odd_peak_the_second_lead_does_not_show_is_dropped_whatever_its_rhythm_and_strength():
+    peaks = np.arange(0, 2100, 100)
+    peaks[10] = 1050  # on its own, strong: rhythm and strength would keep it
+    strength, shape = np.ones(21), np.ones(21)
+    strength[10], shape[10] = 1.5, 0.5
+    support = np.ones(21)
+    assert not drop(peaks, strength, shape, support).any()  # a wide beat that shows in the second lead
+    support[10] = 0.1
+    np.testing.assert_array_equal(np.flatnonzero(drop(peaks, strength, shape, support)), [10])
+    support[:] = 0.1  # a second lead that shows none of the first lead's beats is not asked
+    assert not drop(peaks, strength, shape, support).any()
+
+
+def test_second_lead_confirms_only_when_it_shows_the_beat_shaped_peaks():
+    p = SegmentParams()
+    shape = np.r_[np.ones(40), 0.5]
+    assert second_lead_confirms(np.r_[np.full(40, 0.9), 0.0], shape, p)
+    assert not second_lead_confirms(np.r_[np.full(37, 0.9), np.full(3, 0.1), 0.0], shape, p)  # over 5 % below 0.4
+    assert not second_lead_confirms(None, shape, p)
+    assert not second_lead_confirms(np.full(5, 0.9), np.ones(5), p)  # too few beats to say
+
+
 def test_qrs_correlation_is_one_for_the_same_beat_and_low_for_noise():
     fs = 250.0
     spec = SynthSpec(duration_s=60, fs=fs, seed=3, pvc_rate=0, pac_rate=0, aberrant_rate=0, baseline_mv=0,
@@ -81,9 +104,25 @@ def test_the_veto_drops_most_muscle_noise_and_almost_no_beat(cpu):
     assert found_on >= found_off - 0.005 * len(truth)  # the sensitivity target: 99.5 %
 
 
+def test_the_second_lead_drops_the_noise_the_rhythm_test_leaves(cpu):
+    """Muscle bursts in each lead at their own times: the second lead refutes most of the first lead's
+    remaining noise peaks; a second lead that is pure noise (an electrode off) changes nothing."""
+    spec = MUSCLE
+    leads, truth, _ = generate(spec)
+    one = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu)
+    two = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=leads["V1"])
+    found_one, found_two = (len(match(truth, p, 0.150 * spec.fs)[0]) for p in (one, two))
+    assert len(one) - found_one >= 8  # false beats the rhythm test leaves
+    assert len(two) - found_two <= (len(one) - found_one) / 2
+    assert found_two >= found_one
+    off = np.random.default_rng(0).standard_normal(len(leads["V1"])).astype(np.float32)
+    np.testing.assert_array_equal(detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=off), one)
+
+
 @pytest.mark.gpu
 def test_the_veto_keeps_the_same_peaks_on_the_gpu(cpu, gpu):
-    x = generate(MUSCLE)[0]["MLII"]
-    on_gpu = detect_peaks(gpu.xp.asarray(x), MUSCLE.fs, SegmentParams(), gpu)
+    leads = generate(MUSCLE)[0]
+    x, second = leads["MLII"], leads["V1"]
+    on_gpu = detect_peaks(gpu.xp.asarray(x), MUSCLE.fs, SegmentParams(), gpu, second=gpu.xp.asarray(second))
     assert isinstance(on_gpu, np.ndarray)  # host peaks: beat-sized
-    np.testing.assert_array_equal(on_gpu, detect_peaks(x, MUSCLE.fs, SegmentParams(), cpu))
+    np.testing.assert_array_equal(on_gpu, detect_peaks(x, MUSCLE.fs, SegmentParams(), cpu, second=second))

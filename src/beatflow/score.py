@@ -2,8 +2,8 @@
 → ``scores.parquet`` (every detected beat) and ``latent.parquet`` (held-out beats).
 
 Both parts are ratios to their own threshold, so ``score > 1`` means anomalous and ``reason`` names the
-larger part: ``morphology`` or ``rhythm`` (premature, after a pause, or a beat interval outside
-``[min_rr_s, max_rr_s]``).
+larger part: ``morphology`` or ``rhythm`` (premature, after a pause, or an interval from the previous beat
+outside ``[min_rr_s, max_rr_s]``).
 
 Morphology (:mod:`beatflow.morphology`) is where a beat's VAE latent mean (of its row with the padding filled
 from the model's row template) lies relative to the training beats, over a chi-square threshold fitted to
@@ -40,9 +40,9 @@ class ScoreParams(FromConfig):
     batch_size: int = 4096
 
 
-def rhythm_ratio(peaks: np.ndarray, length: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float,
-                 p: ScoreParams) -> np.ndarray:
-    """Timing anomaly per beat as a ratio to its threshold (> 1: anomalous).
+def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float, p: ScoreParams) -> np.ndarray:
+    """Timing anomaly per beat as a ratio to its threshold (> 1: anomalous), from the interval since the
+    previous beat: the beat that comes early or late is the anomalous one, not the beat before it.
 
     The reference RR is the upper quartile of the ``rr_window`` surrounding intervals: the sinus interval
     even in bigeminy, where half the intervals are short and their median is either kind."""
@@ -52,7 +52,7 @@ def rhythm_ratio(peaks: np.ndarray, length: np.ndarray, fs: float, min_rr_s: flo
     local = pd.Series(rr).rolling(p.rr_window, center=True, min_periods=1).quantile(UPPER_QUARTILE).to_numpy()
     early = np.log(local / rr) / math.log(1 / p.premature)
     late = np.log(rr / local) / math.log(p.pause)
-    ratio = np.maximum(min_rr_s * fs / length, length / (max_rr_s * fs))
+    ratio = np.maximum(min_rr_s * fs / rr, rr / (max_rr_s * fs))
     out_of_range = np.where(ratio > 1, ratio, 0.0)
     return np.nan_to_num(np.fmax(np.fmax(early, late), out_of_range), nan=0.0)
 
@@ -61,7 +61,7 @@ def score_table(beats, fs: float, morph_ratio: np.ndarray, split: np.ndarray, se
     """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, in order."""
     import pandas as pd
 
-    rhythm = rhythm_ratio(beats.peak.to_numpy(), beats.length.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p)
+    rhythm = rhythm_ratio(beats.peak.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p)
     morph = np.full(len(beats), np.nan)
     morph[beats.kept.to_numpy()] = morph_ratio
     score = np.fmax(morph, rhythm)

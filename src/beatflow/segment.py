@@ -4,7 +4,8 @@
 The narrow wavelet matches normal QRS complexes, the wide one the broad complexes of ventricular and
 aberrant beats (which the narrow one sees at a third of a normal beat's response, as low as muscle noise).
 Each response is oriented (QRS up) and divided by its own local reference, the running median of block
-maxima, so the detector works on the larger of two dimensionless envelopes.
+maxima, so the detector works on the larger of two dimensionless envelopes. The second lead, where the
+record has one, only confirms or refutes the peaks the noise veto suspects (:func:`lead_support`).
 
 Written once against the array module ``xp`` (cupy on the GPU, numpy on the CPU).
 """
@@ -25,6 +26,7 @@ from .wavelet import ricker_bank
 log = logging.getLogger("beatflow")
 
 MEDIAN_BLOCKS = 7  # the threshold follows the median block maximum over ±7 blocks (≈ ±14 s by default)
+SUPPORT_S = 0.04  # the second lead's QRS is looked for within this of the first lead's peak
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class SegmentParams(FromConfig):
     veto_rr: float = 1.2
     veto_correlation: float = 0.9
     veto_strength: float = 1.2
+    veto_support: float = 0.2
 
     @property
     def widths_s(self) -> tuple[float, ...]:
@@ -113,18 +116,38 @@ def nms_mask(r, half: int, backend, floor: float = -np.inf):
     return kernels.nms_cpu(np.ascontiguousarray(r), half, floor)
 
 
-def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None) -> np.ndarray:
+def lead_support(y, fs: float, peaks, p: SegmentParams, backend, work_bytes: int | None = None):
+    """At each of ``peaks``, the largest absolute wavelet response of another lead ``y`` within ±``SUPPORT_S``,
+    in units of that lead's local reference (as :func:`detection_envelope`, without orienting): about 1 or more
+    where that lead shows a QRS complex too, near 0 where it is quiet."""
+    xp = backend.xp
+    block = p.block(fs)
+    responses = wavelet_responses(y, fs, p.widths_s, backend, work_bytes)
+    for r in responses:
+        xp.abs(r, out=r)
+        _, reference = polarity_and_reference(r, block, xp)
+        per_block(r, reference, block)
+    envelope = responses.max(axis=0)
+    half = max(1, round(SUPPORT_S * fs))
+    index = xp.clip(peaks[:, None] + xp.arange(-half, half + 1)[None, :], 0, envelope.shape[0] - 1)
+    return envelope[index].max(axis=1)
+
+
+def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None, second=None) -> np.ndarray:
     """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array): the NMS
-    peaks of the envelope above ``p.threshold``, less those the noise veto drops (:mod:`beatflow.veto`).
+    peaks of the envelope above ``p.threshold``, less those the noise veto drops (:mod:`beatflow.veto`), which
+    looks at the ``second`` lead (optional, same length) where it is given.
 
     Memory: the signal, its centred copy and the wavelet responses, then the envelope and a byte mask (at
-    most 16 bytes a sample with two widths), then the envelope and the veto's band-passed copy of the signal,
-    plus ``work_bytes`` for the convolutions."""
+    most 16 bytes a sample with two widths), then the same for the second lead, then the envelope and the
+    veto's band-passed copy of the signal, plus ``work_bytes`` for the convolutions."""
     from .veto import noise_veto
 
     envelope = detection_envelope(x, fs, p, backend, work_bytes)
     peaks = backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
-    return noise_veto(x, fs, peaks, envelope[peaks], p, backend, work_bytes)
+    use_second = second is not None and p.veto_rr > 0 and p.veto_support > 0 and peaks.shape[0] >= 3
+    support = lead_support(second, fs, peaks, p, backend, work_bytes) if use_second else None
+    return noise_veto(x, fs, peaks, envelope[peaks], p, backend, work_bytes, support)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
@@ -152,14 +175,14 @@ def segment(record: str, signal_path, out_path, p: SegmentParams, backend, work_
     from .tables import read_signal, signal_info, write_frame
 
     fs, leads = signal_info(signal_path)
-    signals, _ = read_signal(signal_path, backend, leads[:1])
-    x = signals[leads[0]]
+    signals, _ = read_signal(signal_path, backend, leads[:2])
+    x, second = signals[leads[0]], signals.get(leads[1]) if len(leads) > 1 else None
     duration = x.shape[0] / fs
     if duration < 4 * p.max_rr_s:
         raise BeatflowError(f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s",
                             record=record, path=str(signal_path))
     try:
-        peaks = detect_peaks(x, fs, p, backend, work_bytes)
+        peaks = detect_peaks(x, fs, p, backend, work_bytes, second)
     except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
         raise BeatflowError(f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples "
                             f"({x.nbytes / 1e9:.1f} GB per lead): run this record with device: cpu or on a "

@@ -9,6 +9,11 @@ tell them apart. A candidate is dropped when all three hold:
   ``veto_correlation`` (normal and premature sinus beats correlate near 1, noise near 0.6);
 * *strength*: its envelope is below ``veto_strength`` × the smaller of its neighbours'.
 
+Where the record has a second lead that shows the first lead's beat-shaped peaks (its support, see
+:func:`beatflow.segment.lead_support`, is at least ``2 × veto_support`` at 95 % of them), a candidate that
+is not beat-shaped and has support below ``veto_support`` there is dropped on that alone: noise in one lead,
+no QRS in the other. A ventricular or aberrant beat is not beat-shaped either, but shows in both leads.
+
 Candidates that are not beat-shaped are visited weakest first (envelope × correlation) and the neighbour
 links updated as they go, so a beat next to a noise peak is judged against its true neighbours once the
 noise peak is gone. The local reference RR comes from the candidates' own intervals, which noise shortens;
@@ -78,10 +83,24 @@ def vetoed(peaks, strength, suspects, reference, max_merged, max_strength):
     return drop
 
 
-def surviving(peaks: np.ndarray, strength: np.ndarray, correlation: np.ndarray, p) -> np.ndarray:
-    """The peaks (host int64) the veto keeps, from host arrays: ``strength`` is the envelope at each peak and
-    ``correlation`` its :func:`qrs_correlation`; ``p`` has the ``veto_*`` parameters."""
+def second_lead_confirms(support: np.ndarray | None, correlation: np.ndarray, p) -> bool:
+    """Whether the second lead shows the first lead's beats: its support at 95 % of the beat-shaped peaks (and
+    at least 10 of them) is ``2 × veto_support`` or more. A lead that is off, flat or buried in noise does not."""
+    if support is None:
+        return False
+    shaped = support[correlation >= p.veto_correlation]
+    return shaped.shape[0] >= 10 and float(np.quantile(shaped, 0.05)) >= 2 * p.veto_support
+
+
+def surviving(peaks: np.ndarray, strength: np.ndarray, correlation: np.ndarray, p,
+              support: np.ndarray | None = None) -> np.ndarray:
+    """The peaks (host int64) the veto keeps, from host arrays: ``strength`` is the envelope at each peak,
+    ``correlation`` its :func:`qrs_correlation` and ``support`` the second lead's there (None: no second
+    lead); ``p`` has the ``veto_*`` parameters."""
     peaks, strength, correlation = peaks.astype(np.int64), strength.astype(np.float64), correlation.astype(np.float64)
+    if second_lead_confirms(support, correlation, p):
+        keep = (correlation >= p.veto_correlation) | (support >= p.veto_support)
+        peaks, strength, correlation = peaks[keep], strength[keep], correlation[keep]
     for _ in range(MAX_PASSES):
         suspects = np.flatnonzero(correlation < p.veto_correlation)
         suspects = suspects[np.argsort(strength[suspects] * correlation[suspects], kind="stable")]
@@ -92,9 +111,12 @@ def surviving(peaks: np.ndarray, strength: np.ndarray, correlation: np.ndarray, 
     return peaks
 
 
-def noise_veto(x, fs: float, peaks, strength, p, backend, work_bytes: int | None = None) -> np.ndarray:
-    """Host int64 peaks that survive the veto; ``peaks`` and ``strength`` (envelope at each) are ``xp`` arrays."""
+def noise_veto(x, fs: float, peaks, strength, p, backend, work_bytes: int | None = None,
+               support=None) -> np.ndarray:
+    """Host int64 peaks that survive the veto; ``peaks``, ``strength`` (envelope at each) and ``support`` (the
+    second lead's, or None) are ``xp`` arrays."""
     if p.veto_rr <= 0 or peaks.shape[0] < 3:
         return backend.to_host(peaks).astype(np.int64)
     correlation = qrs_correlation(x, fs, peaks, strength, backend.xp, work_bytes)
-    return surviving(*(backend.to_host(a) for a in (peaks, strength, correlation)), p)
+    host = [backend.to_host(a) for a in (peaks, strength, correlation)]
+    return surviving(*host, p, None if support is None else backend.to_host(support).astype(np.float64))
