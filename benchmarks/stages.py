@@ -82,7 +82,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     kept = beats_table(peaks, first.shape[0], fs, p).query("kept")
     starts, lengths = kept.start.to_numpy(), kept.length.to_numpy()
     segment_s = best(lambda: detect_peaks(first, fs, p, backend, second=second), sync, repeat)
-    embed_s = best(lambda: embed_beats(band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp), starts, lengths,
+    embed_s = best(lambda: embed_beats(band_pass(leads, fs, 0.5, 40.0, backend.xp), starts, lengths,
                                        round(fs), backend), sync, repeat)
     block = p.block(fs)
     r = wavelet_responses(first, fs, p.widths_s, backend)[0]
@@ -90,14 +90,14 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     scratch = r.copy()  # divided in place, over and over: only its time counts
     envelope = detection_envelope(first, fs, p, backend)
     candidates = backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
-    filtered = band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp)
+    filtered = band_pass(leads, fs, 0.5, 40.0, backend.xp)
     parts = {  # where the time goes (polarity_and_reference and per_block_reference once per wavelet width)
         "wavelet_responses": lambda: wavelet_responses(first, fs, p.widths_s, backend),
         "polarity_and_reference": lambda: polarity_and_reference(r, block, backend.xp),
         "per_block_reference": lambda: per_block(scratch, sign * reference, block),
         "nms_kernel": lambda: nms_mask(envelope, p.nms_half(fs), backend, p.threshold),
         "noise_veto": lambda: noise_veto(first, fs, candidates, envelope[candidates], p, backend),
-        "band_pass_all_leads": lambda: band_pass(list(signals.values()), fs, 0.5, 40.0, backend.xp),
+        "band_pass_all_leads": lambda: band_pass(leads, fs, 0.5, 40.0, backend.xp),
         "embed_kernel": lambda: embed_beats(filtered, starts, lengths, round(fs), backend),
     }
     if second is not None:

@@ -3,7 +3,6 @@ import pandas as pd
 import pytest
 
 from beatflow.score import ScoreParams, rhythm_ratio, score_table
-from beatflow.segment import SegmentParams
 
 FS = 100.0
 
@@ -41,7 +40,8 @@ def test_score_table_combines_shape_and_timing():
                           "length": np.full(6, 100), "kept": [False, True, True, True, True, False]})
     morph = np.array([0.5, 3.0, 0.2, 0.9])
     split = np.array(["train", "test", "train", "test"], dtype=object)
-    table = score_table(beats, FS, morph, split, SegmentParams(), ScoreParams())
+    rhythm = rhythm_ratio(beats.peak.to_numpy(), FS, 0.25, 3.0, ScoreParams())
+    table = score_table(beats, FS, morph, rhythm, split)
     assert table.split.tolist() == ["pruned", "train", "test", "train", "test", "pruned"]
     assert table.reason.tolist() == ["", "", "morphology", "", "", ""]
     assert table.anomaly.tolist() == [False, False, True, False, False, False]

@@ -57,14 +57,20 @@ def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float,
     return np.nan_to_num(np.fmax(np.fmax(early, late), out_of_range), nan=0.0)
 
 
-def score_table(beats, fs: float, morph_ratio: np.ndarray, split: np.ndarray, seg, p: ScoreParams):
-    """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, in order."""
+def combined(morph_ratio: np.ndarray, rhythm: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per beat: the morphology ratio (``morph_ratio`` is per kept beat; NaN for pruned ones) and the score, the
+    larger of it and the ``rhythm`` ratio."""
+    morph = np.full(len(kept), np.nan)
+    morph[kept] = morph_ratio
+    return morph, np.fmax(morph, rhythm)
+
+
+def score_table(beats, fs: float, morph_ratio: np.ndarray, rhythm: np.ndarray, split: np.ndarray):
+    """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, ``rhythm`` per beat, in
+    order."""
     import pandas as pd
 
-    rhythm = rhythm_ratio(beats.peak.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p)
-    morph = np.full(len(beats), np.nan)
-    morph[beats.kept.to_numpy()] = morph_ratio
-    score = np.fmax(morph, rhythm)
+    morph, score = combined(morph_ratio, rhythm, beats.kept.to_numpy())
     anomaly = score > 1
     reason = np.where(~anomaly, "", np.where(np.nan_to_num(morph, nan=-1) >= rhythm, "morphology", "rhythm"))
     splits = np.full(len(beats), "pruned", dtype=object)
@@ -109,14 +115,15 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     judge = Morphology(model, stretch_pivot(beats, fs), alignments(hparams.get("warp", 0.0)), p.batch_size)
     latents = judge.latents(x)
     morph, latent = judge.fit(latents, train_rows, p.quantile).ratio(latents)
-    table = score_table(beats, fs, morph, split, seg, p)
-    after = rows_after_anomalies(table.anomaly.to_numpy(), beats.kept.to_numpy())
+    rhythm = rhythm_ratio(beats.peak.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p)
+    kept = beats.kept.to_numpy()
+    after = rows_after_anomalies(combined(morph, rhythm, kept)[1] > 1, kept)
     if after.size:
         end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
         morph[after], latent[after] = judge.ratio_with_template_head(x, after, end)
-        table = score_table(beats, fs, morph, split, seg, p)
+    table = score_table(beats, fs, morph, rhythm, split)
     write_frame(table, paths["scores"], {"backend": backend.name, "device": backend.detail})
-    test_beats = beats.beat.to_numpy()[beats.kept.to_numpy()][test_rows]
+    test_beats = beats.beat.to_numpy()[kept][test_rows]
     latent_table = pd.DataFrame({"beat": test_beats,
                                  **{f"z{i}": latent[test_rows, i] for i in range(latent.shape[1])},
                                  "score": table.score.to_numpy()[test_beats]})

@@ -92,13 +92,17 @@ def per_block(r, reference, block: int):
     return r
 
 
-def detection_envelope(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None):
+def detection_envelope(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None,
+                       absolute: bool = False):
     """The larger, sample by sample, of the oriented wavelet responses at ``p.widths_s``, each in units of
-    its own local reference (so ``p.threshold`` is a fraction of a typical beat's response)."""
+    its own local reference (so ``p.threshold`` is a fraction of a typical beat's response); ``absolute``:
+    of their magnitudes instead (either polarity counts; the orientation is then always up)."""
     xp = backend.xp
     block = p.block(fs)
     responses = wavelet_responses(x, fs, p.widths_s, backend, work_bytes)
     for r in responses:
+        if absolute:
+            xp.abs(r, out=r)
         sign, reference = polarity_and_reference(r, block, xp)
         per_block(r, sign * reference, block)  # orient and scale in one pass
     return responses.max(axis=0)
@@ -118,16 +122,10 @@ def nms_mask(r, half: int, backend, floor: float = -np.inf):
 
 def lead_support(y, fs: float, peaks, p: SegmentParams, backend, work_bytes: int | None = None):
     """At each of ``peaks``, the largest absolute wavelet response of another lead ``y`` within ±``SUPPORT_S``,
-    in units of that lead's local reference (as :func:`detection_envelope`, without orienting): about 1 or more
+    in units of that lead's local reference (:func:`detection_envelope` of the magnitudes): about 1 or more
     where that lead shows a QRS complex too, near 0 where it is quiet."""
     xp = backend.xp
-    block = p.block(fs)
-    responses = wavelet_responses(y, fs, p.widths_s, backend, work_bytes)
-    for r in responses:
-        xp.abs(r, out=r)
-        _, reference = polarity_and_reference(r, block, xp)
-        per_block(r, reference, block)
-    envelope = responses.max(axis=0)
+    envelope = detection_envelope(y, fs, p, backend, work_bytes, absolute=True)
     half = max(1, round(SUPPORT_S * fs))
     index = xp.clip(peaks[:, None] + xp.arange(-half, half + 1)[None, :], 0, envelope.shape[0] - 1)
     return envelope[index].max(axis=1)
