@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from beatflow.errors import BeatflowError
-from beatflow.model import ConvVAE, load_model, save_model, split_indices
+from beatflow.model import ConvVAE, channel_scale, load_model, save_model, split_indices
 from beatflow.train import TrainParams, fit
 
 
@@ -40,6 +40,20 @@ def test_training_learns_and_is_reproducible():
     with torch.inference_mode():
         normal, odd = (reconstruction_error(model, rows) for rows in (x[:8], torch.roll(x[:8], 20, dims=2)))
     assert odd.min() > normal.max()  # a shifted beat is a worse fit than the beats it learned
+
+
+def test_channel_scale_weighs_leads_by_their_noise():
+    """Two leads with the same beat shape, one twice as large, with noise 0.05 and 0.2: the divisors are in
+    the noise levels' ratio (1 : 4), not the standard deviations' (about 2 : 1), and the normalised rows have
+    unit variance overall. One lead: its standard deviation."""
+    rng = torch.Generator().manual_seed(0)
+    shape = torch.sin(torch.linspace(0, 6.28, 100))
+    noise = torch.tensor([0.05, 0.2])[None, :, None] * torch.randn(4000, 2, 100, generator=rng)
+    x = torch.stack([2 * shape, shape])[None] + noise
+    scale = channel_scale(x)
+    assert scale[1] / scale[0] == pytest.approx(4.0, rel=0.03)
+    assert (x / scale[None, :, None]).pow(2).mean(dim=(0, 2)).mean() == pytest.approx(1.0, rel=0.03)
+    assert channel_scale(x[:, :1]).item() == pytest.approx(x[:, 0].std().item(), rel=1e-5)
 
 
 def test_save_load_round_trip_with_weights_only(tmp_path):

@@ -25,7 +25,8 @@ class ConvVAE(nn.Module):
     """1-D convolutional VAE: three stride-2 convolutions down, a Gaussian latent, three transposed up.
 
     Inputs are ``[batch, channels, length]`` in the signal's units; the per-channel ``scale`` (fitted on the
-    training beats) normalises them inside the model, so a saved model is self-contained.
+    training beats by :func:`channel_scale`) normalises them inside the model, so a saved model is
+    self-contained.
     """
 
     def __init__(self, channels: int, length: int, latent_dim: int, scale=None):
@@ -105,6 +106,20 @@ def row_template(x, lengths, max_rows: int = 8192):
     padding = _padding(x, lengths)
     median = torch.nanmedian(x.masked_fill(padding, float("nan")), dim=0).values
     return torch.where((~padding).float().mean(dim=0) >= 0.5, median, 0.0)
+
+
+def channel_scale(x, max_rows: int = 8192):
+    """``[channels]`` divisors for rows ``x``: each lead's noise level (the root mean square of the rows about
+    their median row, from at most ``max_rows`` rows), times the one factor that gives the normalised rows unit
+    variance over all leads. The reconstruction loss then weighs each lead by its signal-to-noise ratio, as a
+    Gaussian likelihood with a noise level per lead does; a lead's own standard deviation would weigh a small,
+    noisy lead as much as a large, clean one. One lead: its standard deviation."""
+    import torch
+
+    sample = x[:: max(1, x.shape[0] // max_rows)]
+    noise = (sample - sample.median(dim=0).values).pow(2).mean(dim=(0, 2)).sqrt().clamp_min(1e-9)
+    factor = torch.sqrt(((x.std(dim=(0, 2)) / noise) ** 2).mean())
+    return (factor * noise).clamp_min(1e-6)
 
 
 def loss_terms(model: ConvVAE, x):

@@ -68,7 +68,7 @@ def _fit(x, p: TrainParams, device, batch_size: int, pivot: int | None):
     import torch
 
     from .adam import Adam
-    from .model import ConvVAE
+    from .model import ConvVAE, channel_scale
 
     t0 = time.perf_counter()
     torch.manual_seed(p.seed)
@@ -76,8 +76,7 @@ def _fit(x, p: TrainParams, device, batch_size: int, pivot: int | None):
     if cuda:  # cuDNN's fastest convolution backward is not deterministic
         torch.backends.cudnn.deterministic = True
         torch.backends.cudnn.benchmark = False
-    scale = x.std(dim=(0, 2)).clamp_min(1e-6)
-    model = ConvVAE(x.shape[1], x.shape[2], p.latent_dim, scale).to(device)
+    model = ConvVAE(x.shape[1], x.shape[2], p.latent_dim, channel_scale(x)).to(device)
     optimiser = Adam(model.parameters(), lr=p.learning_rate)
     steps = x.shape[0] // batch_size  # the last partial batch is left out, so every step has one shape
     index = torch.zeros(batch_size, dtype=torch.long, device=device)
