@@ -56,6 +56,16 @@ def test_threshold_ignores_a_minority_of_outliers_in_training():
     assert (ratio[1000:] > 1).all() and (ratio[:1000] > 1).mean() < 0.01
 
 
+def test_ratio_is_linear_in_the_distance():
+    """Half the threshold's distance scores 0.5 and twice it 2, as a beat halfway to (or twice past) the
+    prematurity threshold does in the rhythm ratio; the squared distance would give 0.25 and 4."""
+    plain = torch.from_numpy(np.random.default_rng(4).standard_normal((1, 5000, 2)))
+    judge = Morphology(None, 0, (1.0,), 1024).fit(plain, np.arange(5000), 0.999)
+    steps = torch.tensor([[0.5, 0.0], [0.0, 2.0]], dtype=torch.float64) * judge.threshold**0.5
+    ratio, _ = judge.ratio((judge.centre + steps * judge.spread)[None])
+    np.testing.assert_allclose(ratio, [0.5, 2.0], rtol=1e-12)
+
+
 def test_alignments_span_the_training_stretch():
     assert alignments(0.3) == pytest.approx((0.7, 0.85, 1.0, 1.15, 1.3))
     assert alignments(0.0) == (1.0,)
@@ -73,7 +83,7 @@ def test_ratio_takes_the_closest_alignment_and_the_threshold_from_rows_as_they_a
     assert judge.threshold == pytest.approx(fitted_threshold(as_they_are, 0.999))
     ratio, latent = judge.ratio(latents)
     assert as_they_are[7] > 10 * judge.threshold and ratio[7] < 1 and latent[7] == pytest.approx(plain[7])
-    np.testing.assert_allclose(ratio[:7], as_they_are[:7] / judge.threshold, rtol=1e-12)
+    np.testing.assert_allclose(ratio[:7], np.sqrt(as_they_are[:7] / judge.threshold), rtol=1e-12)
 
 
 def test_rows_after_anomalies_counts_kept_beats_only():

@@ -4,7 +4,9 @@ The distance is the sum of squared robust z-scores (median / MAD per latent dime
 beats). Its threshold is the ``score.quantile`` of a scaled chi-square law fitted to the training beats'
 distances at their lower quartile and 80th percentile (:func:`fitted_threshold`): the normal bulk's distances
 have heavier tails than the Gaussian ``chi2(latent_dim)``, more so the noisier the record, and the fit follows
-them while ignoring up to a fifth of the training beats (abnormal or buried in noise).
+them while ignoring up to a fifth of the training beats (abnormal or buried in noise). The judge's ratio is
+in linear units, the square root of the squared distance over the threshold, as the rhythm ratio is linear in
+the interval's deviation: a beat halfway to either threshold scores 0.5 (:mod:`beatflow.score` takes the larger).
 
 Two things a row holds are not its beat's shape, and the judge discounts them:
 
@@ -115,12 +117,13 @@ class Morphology:
         return self
 
     def ratio(self, latents) -> tuple[np.ndarray, np.ndarray]:
-        """Each row's distance at its closest alignment over the threshold, and its latent mean there (host)."""
+        """Each row's distance at its closest alignment relative to the threshold, in linear units (the square
+        root of the squared distance over the threshold), and its latent mean there (host)."""
         import torch
 
         distance, best = squared_z(latents, self.centre, self.spread).min(dim=0)
         chosen = latents[best, torch.arange(latents.shape[1], device=latents.device)]
-        return (distance / self.threshold).cpu().numpy(), chosen.cpu().numpy()
+        return (distance / self.threshold).sqrt().cpu().numpy(), chosen.cpu().numpy()
 
     def ratio_with_template_head(self, x, rows: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`ratio` of rows ``rows`` of tensor ``x`` with their first ``end`` samples from the model's row

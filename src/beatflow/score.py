@@ -1,9 +1,10 @@
 """score: per-beat anomaly score from shape (the VAE's latent space) and timing (RR intervals)
 → ``scores.parquet`` (every detected beat) and ``latent.parquet`` (held-out beats).
 
-Both parts are ratios to their own threshold, so ``score > 1`` means anomalous and ``reason`` names the
-larger part: ``morphology`` or ``rhythm`` (premature, after a pause, or an interval from the previous beat
-outside ``[min_rr_s, max_rr_s]``).
+Both parts are ratios to their own threshold in linear units (a beat halfway to a threshold scores 0.5), so
+``score > 1`` means anomalous, ``reason`` names the larger part: ``morphology`` or ``rhythm`` (premature,
+after a pause, or an interval from the previous beat outside ``[min_rr_s, max_rr_s]``), and below 1 the two
+parts rank beats alike.
 
 Morphology (:mod:`beatflow.morphology`) is where a beat's VAE latent mean (of its row with the padding filled
 from the model's row template) lies relative to the training beats, over a chi-square threshold fitted to
