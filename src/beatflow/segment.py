@@ -137,15 +137,14 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     looks at the ``second`` lead (optional, same length) where it is given.
 
     Memory: the signal, its centred copy and the wavelet responses, then the envelope and a byte mask (at
-    most 16 bytes a sample with two widths), then the same for the second lead, then the envelope and the
-    veto's band-passed copy of the signal, plus ``work_bytes`` for the convolutions."""
+    most 16 bytes a sample with two widths), then the envelope and the veto's band-passed copy of the signal,
+    then the envelope and the same as the first two for the second lead, plus ``work_bytes`` for the
+    convolutions."""
     from .veto import noise_veto
 
     envelope = detection_envelope(x, fs, p, backend, work_bytes)
     peaks = backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
-    use_second = second is not None and p.veto_rr > 0 and p.veto_support > 0 and peaks.shape[0] >= 3
-    support = lead_support(second, fs, peaks, p, backend, work_bytes) if use_second else None
-    return noise_veto(x, fs, peaks, envelope[peaks], p, backend, work_bytes, support)
+    return noise_veto(x, fs, peaks, envelope[peaks], p, backend, work_bytes, second)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):

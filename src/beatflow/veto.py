@@ -112,11 +112,16 @@ def surviving(peaks: np.ndarray, strength: np.ndarray, correlation: np.ndarray, 
 
 
 def noise_veto(x, fs: float, peaks, strength, p, backend, work_bytes: int | None = None,
-               support=None) -> np.ndarray:
-    """Host int64 peaks that survive the veto; ``peaks``, ``strength`` (envelope at each) and ``support`` (the
-    second lead's, or None) are ``xp`` arrays."""
+               second=None) -> np.ndarray:
+    """Host int64 peaks that survive the veto; ``peaks``, ``strength`` (envelope at each) and the ``second``
+    lead (or None; its support at the peaks is measured only when ``veto_support`` is on) are ``xp`` arrays."""
+    from .segment import lead_support
+
     if p.veto_rr <= 0 or peaks.shape[0] < 3:
         return backend.to_host(peaks).astype(np.int64)
     correlation = qrs_correlation(x, fs, peaks, strength, backend.xp, work_bytes)
     host = [backend.to_host(a) for a in (peaks, strength, correlation)]
-    return surviving(*host, p, None if support is None else backend.to_host(support).astype(np.float64))
+    if second is None or p.veto_support <= 0:
+        return surviving(*host, p)
+    support = lead_support(second, fs, peaks, p, backend, work_bytes)
+    return surviving(*host, p, backend.to_host(support).astype(np.float64))
