@@ -62,6 +62,7 @@ def csv_parse(csv: Path, leads: list[str], backend, sync, repeat: int) -> dict:
 def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     from beatflow.embed import embed_beats
     from beatflow.filters import band_pass
+    from beatflow.fusion import fused_envelope
     from beatflow.segment import (
         SegmentParams,
         beats_table,
@@ -73,7 +74,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
         polarity_and_reference,
         wavelet_responses,
     )
-    from beatflow.veto import noise_veto
+    from beatflow.veto import noise_veto, qrs_band
 
     p = SegmentParams()
     leads = list(signals.values())
@@ -91,17 +92,22 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     envelope = detection_envelope(first, fs, p, backend)
     candidates = backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
     filtered = band_pass(leads, fs, 0.5, 40.0, backend.xp)
+    band = qrs_band(first, fs, backend.xp)
     parts = {  # where the time goes (polarity_and_reference and per_block_reference once per wavelet width)
         "wavelet_responses": lambda: wavelet_responses(first, fs, p.widths_s, backend),
         "polarity_and_reference": lambda: polarity_and_reference(r, block, backend.xp),
         "per_block_reference": lambda: per_block(scratch, sign * reference, block),
         "nms_kernel": lambda: nms_mask(envelope, p.nms_half(fs), backend, p.threshold),
-        "noise_veto": lambda: noise_veto(first, fs, candidates, envelope[candidates], p, backend),
+        "qrs_band": lambda: qrs_band(first, fs, backend.xp),
+        "noise_veto": lambda: noise_veto(band, fs, candidates, envelope[candidates], p, backend),
         "band_pass_all_leads": lambda: band_pass(leads, fs, 0.5, 40.0, backend.xp),
         "embed_kernel": lambda: embed_beats(filtered, starts, lengths, round(fs), backend),
     }
     if second is not None:
-        parts["second_lead_support"] = lambda: lead_support(second, fs, candidates, p, backend)
+        lead = detection_envelope(second, fs, p, backend, absolute=True)
+        parts["second_lead_envelope"] = lambda: detection_envelope(second, fs, p, backend, absolute=True)
+        parts["second_lead_support"] = lambda: lead_support(lead, fs, candidates, backend.xp)
+        parts["fused_envelope"] = lambda: fused_envelope(envelope, lead, fs, backend.xp)
     return {"samples_per_lead": int(first.shape[0]), "leads": len(signals), "beats": len(peaks),
             "segment_s": segment_s, "embed_s": embed_s, "segment_plus_embed_s": segment_s + embed_s,
             "parts_s": {name: best(run, sync, repeat) for name, run in parts.items()}}

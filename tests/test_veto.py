@@ -4,7 +4,13 @@ import pytest
 from beatflow.evaluate import match
 from beatflow.segment import SegmentParams, detect_peaks
 from beatflow.synth import SynthSpec, generate
-from beatflow.veto import qrs_correlation, reference_rr, second_lead_confirms, surviving
+from beatflow.veto import (
+    qrs_band,
+    qrs_correlation,
+    reference_rr,
+    second_lead_confirms,
+    surviving,
+)
 
 
 def drop(peaks, strength, correlation, support=None):
@@ -83,7 +89,7 @@ def test_qrs_correlation_is_one_for_the_same_beat_and_low_for_noise():
     noise_at = (truth[10] + truth[11]) // 2
     x[noise_at - 3:noise_at + 4] += np.random.default_rng(0).standard_normal(7).astype(np.float32)
     peaks = np.sort(np.append(truth[5:-5], noise_at))
-    correlation = qrs_correlation(x, fs, peaks, np.ones(len(peaks)), np)
+    correlation = qrs_correlation(qrs_band(x, fs, np), fs, peaks, np.ones(len(peaks)), np)
     beats = peaks != noise_at
     assert correlation[beats].min() > 0.95
     assert correlation[~beats][0] < 0.6

@@ -5,7 +5,9 @@ The narrow wavelet matches normal QRS complexes, the wide one the broad complexe
 aberrant beats (which the narrow one sees at a third of a normal beat's response, as low as muscle noise).
 Each response is oriented (QRS up) and divided by its own local reference, the running median of block
 maxima, so the detector works on the larger of two dimensionless envelopes. The second lead, where the
-record has one, only confirms or refutes the peaks the noise veto suspects (:func:`lead_support`).
+record has one and it shows the first lead's beats, is averaged into the envelope where the first lead is
+the noisier (:mod:`beatflow.fusion`) and confirms or refutes the peaks the noise veto suspects
+(:func:`lead_support`); the peaks stay on the first lead.
 
 Written once against the array module ``xp`` (cupy on the GPU, numpy on the CPU).
 """
@@ -44,6 +46,7 @@ class SegmentParams(FromConfig):
     veto_correlation: float = 0.9
     veto_strength: float = 1.2
     veto_support: float = 0.2
+    fuse_leads: bool = True
 
     @property
     def widths_s(self) -> tuple[float, ...]:
@@ -120,31 +123,59 @@ def nms_mask(r, half: int, backend, floor: float = -np.inf):
     return kernels.nms_cpu(np.ascontiguousarray(r), half, floor)
 
 
-def lead_support(y, fs: float, peaks, p: SegmentParams, backend, work_bytes: int | None = None):
-    """At each of ``peaks``, the largest absolute wavelet response of another lead ``y`` within ±``SUPPORT_S``,
-    in units of that lead's local reference (:func:`detection_envelope` of the magnitudes): about 1 or more
-    where that lead shows a QRS complex too, near 0 where it is quiet."""
-    xp = backend.xp
-    envelope = detection_envelope(y, fs, p, backend, work_bytes, absolute=True)
+def lead_support(lead, fs: float, peaks, xp):
+    """At each of ``peaks``, the largest value of another lead's magnitude envelope ``lead``
+    (:func:`detection_envelope` with ``absolute``) within ±``SUPPORT_S``: about 1 or more where that lead shows
+    a QRS complex too, near 0 where it is quiet."""
     half = max(1, round(SUPPORT_S * fs))
-    index = xp.clip(peaks[:, None] + xp.arange(-half, half + 1)[None, :], 0, envelope.shape[0] - 1)
-    return envelope[index].max(axis=1)
+    index = xp.clip(peaks[:, None] + xp.arange(-half, half + 1)[None, :], 0, lead.shape[0] - 1)
+    return lead[index].max(axis=1)
+
+
+def candidates(envelope, fs: float, p: SegmentParams, backend):
+    """The NMS peaks of ``envelope`` above ``p.threshold`` (``xp`` int64)."""
+    return backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
 
 
 def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None, second=None) -> np.ndarray:
     """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array): the NMS
-    peaks of the envelope above ``p.threshold``, less those the noise veto drops (:mod:`beatflow.veto`), which
-    looks at the ``second`` lead (optional, same length) where it is given.
+    peaks of the envelope above ``p.threshold``, less those the noise veto drops (:mod:`beatflow.veto`). Where
+    the ``second`` lead (optional, same length) shows the first lead's beats, the envelope is the two leads'
+    noise-weighted mean (``fuse_leads``) and the veto asks it too (``veto_support``).
 
     Memory: the signal, its centred copy and the wavelet responses, then the envelope and a byte mask (at
-    most 16 bytes a sample with two widths), then the envelope and the veto's band-passed copy of the signal,
-    then the envelope and the same as the first two for the second lead, plus ``work_bytes`` for the
-    convolutions."""
-    from .veto import noise_veto
+    most 16 bytes a sample with two widths); then the envelope, the veto's band-passed copy of the signal and,
+    with a second lead, that lead, its envelope and the fused envelope (20 bytes a sample with the signal),
+    plus ``work_bytes`` for the convolutions."""
+    from .veto import noise_veto, qrs_band
 
     envelope = detection_envelope(x, fs, p, backend, work_bytes)
-    peaks = backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
-    return noise_veto(x, fs, peaks, envelope[peaks], p, backend, work_bytes, second)
+    peaks = candidates(envelope, fs, p, backend)
+    fuse = second is not None and p.fuse_leads
+    if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse):
+        return backend.to_host(peaks).astype(np.int64)
+    band = qrs_band(x, fs, backend.xp, work_bytes)
+    support = None
+    if second is not None and (fuse or p.veto_support > 0):
+        lead = detection_envelope(second, fs, p, backend, work_bytes, absolute=True)
+        if fuse:
+            envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend)
+        support = lead_support(lead, fs, peaks, backend.xp) if p.veto_support > 0 else None
+    return noise_veto(band, fs, peaks, envelope[peaks], p, backend, support)
+
+
+def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, backend):
+    """``(envelope, peaks)`` of the two leads (:mod:`beatflow.fusion`) if the second lead's envelope ``lead``
+    shows the first lead's beat-shaped ``peaks`` (:func:`beatflow.veto.second_lead_confirms`), else as given."""
+    from .fusion import fused_envelope, snap
+    from .veto import qrs_correlation, second_lead_confirms
+
+    xp = backend.xp
+    correlation = qrs_correlation(band, fs, peaks, envelope[peaks], xp)
+    if not second_lead_confirms(backend.to_host(lead_support(lead, fs, peaks, xp)), backend.to_host(correlation), p):
+        return envelope, peaks
+    fused = fused_envelope(envelope, lead, fs, xp)
+    return fused, snap(candidates(fused, fs, p, backend), envelope, fs, xp)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):

@@ -35,11 +35,16 @@ RR_QUANTILE = 0.75  # the sinus interval even in bigeminy (see score.rhythm_rati
 MAX_PASSES = 8
 
 
-def qrs_correlation(x, fs: float, peaks, strength, xp, work_bytes: int | None = None):
-    """Pearson correlation of each peak's QRS window with the median window of the stronger half of the peaks."""
+def qrs_band(x, fs: float, xp, work_bytes: int | None = None):
+    """The lead band-passed to the QRS band (baseline and T waves out), for :func:`qrs_correlation`."""
     from .filters import band_pass
 
-    y = band_pass([x], fs, *BAND_HZ, xp, work_bytes)[0]
+    return band_pass([x], fs, *BAND_HZ, xp, work_bytes)[0]
+
+
+def qrs_correlation(y, fs: float, peaks, strength, xp):
+    """Pearson correlation of each peak's QRS window of the band-passed lead ``y`` (:func:`qrs_band`) with the
+    median window of the stronger half of the peaks."""
     half = max(1, round(HALF_WINDOW_S * fs))
     index = xp.clip(peaks[:, None] + xp.arange(-half, half + 1)[None, :], 0, y.shape[0] - 1)
     windows = y[index]
@@ -111,17 +116,11 @@ def surviving(peaks: np.ndarray, strength: np.ndarray, correlation: np.ndarray, 
     return peaks
 
 
-def noise_veto(x, fs: float, peaks, strength, p, backend, work_bytes: int | None = None,
-               second=None) -> np.ndarray:
-    """Host int64 peaks that survive the veto; ``peaks``, ``strength`` (envelope at each) and the ``second``
-    lead (or None; its support at the peaks is measured only when ``veto_support`` is on) are ``xp`` arrays."""
-    from .segment import lead_support
-
+def noise_veto(band, fs: float, peaks, strength, p, backend, support=None) -> np.ndarray:
+    """Host int64 peaks that survive the veto; ``band`` is the first lead's :func:`qrs_band`, ``peaks``,
+    ``strength`` (envelope at each) and ``support`` (the second lead's at each, or None) are ``xp`` arrays."""
     if p.veto_rr <= 0 or peaks.shape[0] < 3:
         return backend.to_host(peaks).astype(np.int64)
-    correlation = qrs_correlation(x, fs, peaks, strength, backend.xp, work_bytes)
+    correlation = qrs_correlation(band, fs, peaks, strength, backend.xp)
     host = [backend.to_host(a) for a in (peaks, strength, correlation)]
-    if second is None or p.veto_support <= 0:
-        return surviving(*host, p)
-    support = lead_support(second, fs, peaks, p, backend, work_bytes)
-    return surviving(*host, p, backend.to_host(support).astype(np.float64))
+    return surviving(*host, p, None if support is None else backend.to_host(support).astype(np.float64))

@@ -1,0 +1,76 @@
+import dataclasses
+
+import numpy as np
+import pytest
+
+from beatflow.evaluate import match
+from beatflow.fusion import NOISE_FLOOR, block_noise, fused_envelope, snap
+from beatflow.segment import SegmentParams, detect_peaks
+from beatflow.synth import SynthSpec, generate
+
+
+def test_block_noise_is_the_median_magnitude_of_each_block_and_of_the_remainder():
+    e = np.array([1, -2, 3, 0, 0, 5, -1, -1, 7, 4], dtype=np.float32)  # blocks of 4, then a remainder of 2
+    noise, centres = block_noise(e, 4, np)
+    np.testing.assert_allclose(noise, [1.5, 1.0, 5.5])
+    np.testing.assert_allclose(centres, [2.0, 6.0, 9.0])
+
+
+def test_the_fused_envelope_weighs_each_lead_by_its_inverse_noise_power():
+    n = 4000  # fs 1000: four 1-s blocks
+    first = np.tile(np.float32([0.5, -0.5]), n // 2)  # noise 0.5 everywhere
+    second = np.zeros(n, np.float32)  # quiet: noise 0, weight 1 / floor²
+    w1, w2 = 1 / (0.25 + NOISE_FLOOR ** 2), 1 / NOISE_FLOOR ** 2
+    np.testing.assert_allclose(fused_envelope(first, second, 1000.0, np), first * w1 / (w1 + w2), rtol=1e-5)
+    np.testing.assert_allclose(fused_envelope(first, first[::-1].copy(), 1000.0, np), 0.0, atol=1e-6)  # equal noise: the mean
+
+
+def test_snap_moves_each_peak_to_the_largest_sample_nearby_and_merges_duplicates():
+    e = np.zeros(1000, np.float32)
+    e[[100, 500, 900]] = 1.0, 1.0, 0.3
+    np.testing.assert_array_equal(snap(np.array([90, 110, 480, 900]), e, 1000.0, np), [100, 500, 900])
+
+
+def buried_first_lead(seconds=(120.0, 150.0), mv=1.0):
+    """A clean two-lead record whose first lead has white noise of 1 mV rms (as large as its QRS complexes) for 30 s."""
+    spec = SynthSpec(duration_s=300, fs=250, seed=11, baseline_mv=0, mains_mv=0, noise_mv=0.005, burst_mv=0)
+    leads, truth, _ = generate(spec)
+    i0, i1 = (round(s * spec.fs) for s in seconds)
+    first = leads["MLII"].copy()
+    first[i0:i1] += (mv * np.random.default_rng(0).standard_normal(i1 - i0)).astype(np.float32)
+    return spec.fs, first, leads["V1"], truth, (i0, i1)
+
+
+def test_the_second_lead_carries_detection_where_noise_buries_the_first(cpu):
+    fs, first, second, truth, (i0, i1) = buried_first_lead()
+    inside = truth[(truth >= i0) & (truth < i1)]
+    fused = detect_peaks(first, fs, SegmentParams(), cpu, second=second)
+    alone = detect_peaks(first, fs, dataclasses.replace(SegmentParams(), fuse_leads=False), cpu, second=second)
+
+    def errors(peaks):
+        found = len(match(inside, peaks[(peaks >= i0) & (peaks < i1)], 0.150 * fs)[0])
+        return len(inside) - found, int(((peaks >= i0) & (peaks < i1)).sum()) - found
+
+    assert sum(errors(alone)) >= 5  # the first lead alone cannot read the stretch
+    assert errors(fused) == (0, 0)
+    outside = (fused < i0 - fs) | (fused >= i1 + fs)
+    np.testing.assert_array_equal(fused[outside], alone[(alone < i0 - fs) | (alone >= i1 + fs)])
+
+
+def test_on_clean_leads_fusion_keeps_the_first_leads_peaks(cpu):
+    spec = SynthSpec(duration_s=300, fs=360, seed=12, pvc_rate=0.05, aberrant_rate=0.03)
+    leads, truth, _ = generate(spec)
+    fused = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=leads["V1"])
+    alone = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu)
+    np.testing.assert_array_equal(fused, alone)
+    assert len(match(truth, fused, 0.150 * spec.fs)[0]) == len(truth) == len(fused)
+
+
+@pytest.mark.gpu
+def test_fusion_finds_the_same_peaks_on_the_gpu(cpu, gpu):
+    fs, first, second, _, _ = buried_first_lead()
+    xp = gpu.xp
+    on_gpu = detect_peaks(xp.asarray(first), fs, SegmentParams(), gpu, second=xp.asarray(second))
+    np.testing.assert_array_equal(on_gpu, detect_peaks(first, fs, SegmentParams(), cpu, second=second))
+    np.testing.assert_allclose(xp.asnumpy(fused_envelope(xp.asarray(first), xp.asarray(second), fs, xp)),
+                               fused_envelope(first, second, fs, np), rtol=1e-5, atol=1e-6)
