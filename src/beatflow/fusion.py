@@ -26,7 +26,7 @@ def block_noise(envelope, block: int, xp):
     remainder), and the block centres (float64 sample positions)."""
     n = envelope.shape[0]
     n_full = n // block
-    step = block * 256  # blocks at a time: bounded temporaries
+    step = block * max(1, CHUNK // block)  # whole blocks, about CHUNK samples at a time: bounded temporaries
     noise = [xp.median(xp.abs(envelope[i:min(i + step, n_full * block)].reshape(-1, block)), axis=1)
              for i in range(0, n_full * block, step)]
     centres = xp.arange(n_full, dtype=xp.float64) * block + block / 2
