@@ -143,10 +143,10 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     the ``second`` lead (optional, same length) shows the first lead's beats, the envelope is the two leads'
     noise-weighted mean (``fuse_leads``) and the veto asks it too (``veto_support``).
 
-    Memory: the signal, its centred copy and the wavelet responses, then the envelope and a byte mask (at
-    most 16 bytes a sample with two widths); then the envelope, the veto's band-passed copy of the signal and,
-    with a second lead, that lead, its envelope and the fused envelope (20 bytes a sample with the signal),
-    plus ``work_bytes`` for the convolutions."""
+    Memory, per sample: the signal, its centred copy and the two wavelet responses (16 bytes), then the
+    envelope and a byte mask; with a second lead, that lead and the first lead's envelope stay while the
+    second's is made (24 bytes); then the signal, the veto's band-passed copy of it and the envelopes, with a
+    second lead its signal and the fused envelope too (24 bytes); plus ``work_bytes`` for the convolutions."""
     from .veto import noise_veto, qrs_band
 
     envelope = detection_envelope(x, fs, p, backend, work_bytes)
@@ -154,13 +154,13 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     fuse = second is not None and p.fuse_leads
     if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse):
         return backend.to_host(peaks).astype(np.int64)
-    band = qrs_band(x, fs, backend.xp, work_bytes)
-    support = None
+    lead = None
     if second is not None and (fuse or p.veto_support > 0):
         lead = detection_envelope(second, fs, p, backend, work_bytes, absolute=True)
-        if fuse:
-            envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend)
-        support = lead_support(lead, fs, peaks, backend.xp) if p.veto_support > 0 else None
+    band = qrs_band(x, fs, backend.xp, work_bytes)
+    if fuse:
+        envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend)
+    support = lead_support(lead, fs, peaks, backend.xp) if lead is not None and p.veto_support > 0 else None
     return noise_veto(band, fs, peaks, envelope[peaks], p, backend, support)
 
 
