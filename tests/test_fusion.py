@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from beatflow.evaluate import match
-from beatflow.fusion import NOISE_FLOOR, block_noise, fused_envelope, snap
+from beatflow.fusion import CAP, NOISE_FLOOR, block_noise, fused_envelope, snap
 from beatflow.segment import SegmentParams, detect_peaks
 from beatflow.synth import SynthSpec, generate
 
@@ -25,10 +25,17 @@ def test_the_fused_envelope_weighs_each_lead_by_its_inverse_noise_power():
     np.testing.assert_allclose(fused_envelope(first, first[::-1].copy(), 1000.0, np), 0.0, atol=1e-6)  # equal noise: the mean
 
 
-def test_snap_moves_each_peak_to_the_largest_sample_nearby_and_merges_duplicates():
+def test_each_lead_counts_up_to_the_cap():
+    first = np.tile(np.float32([-10 * CAP, 10 * CAP]), 1000)  # the same noise in both leads: the plain mean
+    second = -first
+    np.testing.assert_allclose(fused_envelope(first, second, 1000.0, np), (CAP - 10 * CAP) / 2, rtol=1e-6)
+
+
+def test_snap_moves_each_peak_to_the_largest_sample_nearby_merges_duplicates_and_drops_those_below_the_floor():
     e = np.zeros(1000, np.float32)
-    e[[100, 500, 900]] = 1.0, 1.0, 0.3
-    np.testing.assert_array_equal(snap(np.array([90, 110, 480, 900]), e, 1000.0, np), [100, 500, 900])
+    e[[100, 500, 700, 900]] = 1.0, 1.0, 0.2, 0.3
+    np.testing.assert_array_equal(snap(np.array([90, 110, 480, 700, 900]), e, 1000.0, np, floor=0.3),
+                                  [100, 500, 900])
 
 
 def buried_first_lead(seconds=(120.0, 150.0), mv=1.0):
@@ -64,6 +71,19 @@ def test_on_clean_leads_fusion_keeps_the_first_leads_peaks(cpu):
     alone = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu)
     np.testing.assert_array_equal(fused, alone)
     assert len(match(truth, fused, 0.150 * spec.fs)[0]) == len(truth) == len(fused)
+
+
+def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):
+    """Forty 20-ms pops of ±10 mV (twenty QRS complexes high) in the second lead, some within the NMS window
+    of a beat: the capped envelope and the first lead's floor keep every beat and add none."""
+    spec = SynthSpec(duration_s=600, fs=250, seed=21)
+    leads, truth, _ = generate(spec)
+    second = leads["V1"].copy()
+    rng = np.random.default_rng(1)
+    for t in rng.integers(1000, len(second) - 1000, 40):
+        second[t:t + 5] += 10 * rng.choice([-1, 1]) * np.hanning(5).astype(np.float32)
+    peaks = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=second)
+    assert len(match(truth, peaks, 0.150 * spec.fs)[0]) == len(truth) == len(peaks)
 
 
 @pytest.mark.gpu

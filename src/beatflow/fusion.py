@@ -9,8 +9,11 @@ complexes fill a small part of a block, so the median is the noise between them)
 noise powers, floored at ``NOISE_FLOOR`` so that two clean leads count about equally, as the inverse-variance
 weighting of two noisy measurements of one quantity does. The noise levels are interpolated linearly between
 block centres, so the fused envelope has no steps, and it is formed a chunk at a time (no full-length
-temporaries). A peak of the fused envelope is moved to the first lead's largest response within
-``SNAP_S``: beats stay aligned on the first lead, as the records sheet's contract says.
+temporaries). Each envelope counts up to ``CAP``, so a sharp artefact in one lead (an electrode pop, ten times
+a QRS complex) does not outvote a beat in both. A peak of the fused envelope is moved to the first lead's
+largest response within ``SNAP_S`` and kept if that response is at least a floor (the caller's: half the
+detection threshold): beats stay aligned on the first lead, as the records sheet's contract says, and the
+first lead must show something there.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 NOISE_WINDOW_S = 1.0
 NOISE_FLOOR = 0.05  # in units of a typical beat's response
 SNAP_S = 0.04
+CAP = 2.0  # a lead's envelope counts up to twice a typical beat: an artefact in one lead cannot outvote both
 CHUNK = 1 << 22  # samples fused at a time
 
 
@@ -37,8 +41,9 @@ def block_noise(envelope, block: int, xp):
 
 
 def fused_envelope(first, second, fs: float, xp):
-    """The noise-weighted mean of two leads' detection envelopes (float32, same length): each lead's local
-    noise is interpolated linearly between block centres, and its weight is 1 / (noise² + floor²)."""
+    """The noise-weighted mean of two leads' detection envelopes, each capped at ``CAP`` (float32, same
+    length): each lead's local noise is interpolated linearly between block centres, and its weight is
+    1 / (noise² + floor²)."""
     block = max(1, round(NOISE_WINDOW_S * fs))
     (n1, centres), (n2, _) = block_noise(first, block, xp), block_noise(second, block, xp)
     out = xp.empty_like(first)
@@ -46,13 +51,15 @@ def fused_envelope(first, second, fs: float, xp):
         at = xp.arange(i, min(i + CHUNK, first.shape[0]), dtype=xp.float64)
         w1, w2 = (1 / (xp.interp(at, centres, n) ** 2 + NOISE_FLOOR ** 2) for n in (n1, n2))
         share = (w1 / (w1 + w2)).astype(xp.float32)
-        a1, a2 = first[i:i + CHUNK], second[i:i + CHUNK]
+        a1, a2 = xp.minimum(first[i:i + CHUNK], CAP), xp.minimum(second[i:i + CHUNK], CAP)
         out[i:i + CHUNK] = a2 + share * (a1 - a2)
     return out
 
 
-def snap(peaks, envelope, fs: float, xp):
-    """Each of ``peaks`` moved to the largest ``envelope`` sample within ±``SNAP_S`` (sorted, unique)."""
+def snap(peaks, envelope, fs: float, xp, floor: float):
+    """Each of ``peaks`` moved to the largest ``envelope`` sample within ±``SNAP_S``, kept if that sample is at
+    least ``floor`` (sorted, unique)."""
     half = max(1, round(SNAP_S * fs))
     index = xp.clip(peaks[:, None] + xp.arange(-half, half + 1)[None, :], 0, envelope.shape[0] - 1)
-    return xp.unique(index[xp.arange(peaks.shape[0]), xp.argmax(envelope[index], axis=1)])
+    moved = index[xp.arange(peaks.shape[0]), xp.argmax(envelope[index], axis=1)]
+    return xp.unique(moved[envelope[moved] >= floor])

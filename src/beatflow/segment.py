@@ -175,7 +175,7 @@ def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, ba
     if not second_lead_confirms(backend.to_host(lead_support(lead, fs, peaks, xp)), backend.to_host(correlation), p):
         return envelope, peaks
     fused = fused_envelope(envelope, lead, fs, xp)
-    return fused, snap(candidates(fused, fs, p, backend), envelope, fs, xp)
+    return fused, snap(candidates(fused, fs, p, backend), envelope, fs, xp, floor=p.threshold / 2)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
