@@ -4,8 +4,9 @@ reference R-peak detectors, and agreement on a real ECG.
     python benchmarks/quality.py            # the full suite: benchmarks/results/quality-<date>.json, docs/quality.md
     python benchmarks/quality.py --quick    # a small subset, short records; writes to a temporary folder
 
-For every record of the suite (synthetic, :mod:`beatflow.synth`; detection on the first lead, beatflow's noise
-veto confirming its suspects on the second as the segment rule does):
+For every record of the suite (synthetic, :mod:`beatflow.synth`; the reference detectors read the first lead,
+beatflow both, as the segment rule does: peaks on the first lead, the second fused into the detection envelope
+and asked by the noise veto):
 
 * detection by beatflow (``segment.detect_peaks`` with the default ``SegmentParams``, CPU backend), sleepecg
   (``detect_heartbeats``), NeuroKit2 (``ecg_peaks``, default method) and wfdb's XQRS (``xqrs_detect``), each
@@ -573,8 +574,10 @@ def markdown(result: dict) -> str:
         + ", ".join(f"{k} {v}" for k, v in m["versions"].items() if v) + ".",
         "",
         ("Suite: synthetic records from `beatflow.synth` (per record: rate, sampling rate, noise, rhythm; every "
-        "SynthSpec field is in the JSON). Detection is on the first lead (beatflow's noise veto also looks at the "
-        "second, as the segment rule does; the real ECG has one lead), matched one-to-one to the truth within "
+        "SynthSpec field is in the JSON). The reference detectors read the first lead; beatflow reads both, as the "
+        "segment rule does (its peaks are on the first lead; the second is fused into its detection envelope where "
+        "it shows the first lead's beats, and asked by its noise veto; the real ECG has one lead). Detections are "
+        "matched one-to-one to the truth within "
         f"{int(TOLERANCE_S * 1000)} ms. Targets: sensitivity ≥ {100 * TARGET_DETECTION:.1f} % and PPV ≥ "
         f"{100 * TARGET_DETECTION:.1f} % on every readable record; AUROC ≥ {TARGET_AUROC} for A vs N and L vs N. "
         "Labels: N normal, V ventricular (early, wide), A atrial premature (early, normal shape: timing only), "
@@ -762,7 +765,7 @@ def markdown(result: dict) -> str:
                      + (f" ({', '.join(map(str, miss[:20]))}{' …' if len(miss) > 20 else ''})" if miss else "") + ".")
     sp = result["speed"]
     lines += ["", "## Speed", "",
-              (f"Detection seconds on the first lead, after a warm-up call (Numba compiled, modules imported); "
+              (f"Detection seconds (beatflow: both leads; the others: the first), after a warm-up call (Numba compiled, modules imported); "
               f"{sp['hours']:.2f} h of synthetic ECG in {len(result['records'])} records "
               f"({sp['samples'] / 1e6:.1f} M samples). One process on a machine shared with other work (1-min load "
               f"average {m['load_average_1min_start']} at the start, {m['load_average_1min_end']} at the end); "
