@@ -1,4 +1,5 @@
 import dataclasses
+import logging
 
 import numpy as np
 import pytest
@@ -64,13 +65,25 @@ def test_the_second_lead_carries_detection_where_noise_buries_the_first(cpu):
     np.testing.assert_array_equal(fused[outside], alone[(alone < i0 - fs) | (alone >= i1 + fs)])
 
 
-def test_on_clean_leads_fusion_keeps_the_first_leads_peaks(cpu):
+def test_on_clean_leads_fusion_keeps_the_first_leads_peaks(cpu, caplog):
     spec = SynthSpec(duration_s=300, fs=360, seed=12, pvc_rate=0.05, aberrant_rate=0.03)
     leads, truth, _ = generate(spec)
-    fused = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=leads["V1"])
+    with caplog.at_level(logging.INFO, logger="beatflow"):
+        fused = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=leads["V1"])
+    assert "detection on both leads" in caplog.text
     alone = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu)
     np.testing.assert_array_equal(fused, alone)
     assert len(match(truth, fused, 0.150 * spec.fs)[0]) == len(truth) == len(fused)
+
+
+def test_a_second_lead_that_shows_no_beats_is_not_fused(cpu, caplog):
+    spec = SynthSpec(duration_s=300, fs=250, seed=13)
+    leads, _, _ = generate(spec)
+    off = np.random.default_rng(0).standard_normal(len(leads["V1"])).astype(np.float32)  # an electrode off
+    with caplog.at_level(logging.INFO, logger="beatflow"):
+        peaks = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=off)
+    assert "first lead alone" in caplog.text
+    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu))
 
 
 def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):

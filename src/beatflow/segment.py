@@ -173,7 +173,9 @@ def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, ba
     xp = backend.xp
     correlation = qrs_correlation(band, fs, peaks, envelope[peaks], xp)
     if not second_lead_confirms(backend.to_host(lead_support(lead, fs, peaks, xp)), backend.to_host(correlation), p):
+        log.info("detection on the first lead alone: the second lead does not show its beats")
         return envelope, peaks
+    log.info("detection on both leads, each weighted by its local noise (the second shows the first lead's beats)")
     fused = fused_envelope(envelope, lead, fs, xp)
     return fused, snap(candidates(fused, fs, p, backend), envelope, fs, xp, floor=p.threshold / 2)
 
