@@ -15,7 +15,7 @@ case "${1:?phase: gpu, seed or demo}" in
 gpu)
   nvidia-smi -L
   [ "${TESTS:-1}" = 0 ] || python3 -m pytest -q -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
-    tests/test_gpu_transfers.py tests/test_gpu.py tests/test_chunking.py tests/test_kernels.py tests/test_veto.py tests/test_fusion.py 2>&1 | tee "$OUT/pytest-gpu.log" | tail -8
+    tests/test_gpu_transfers.py tests/test_gpu.py tests/test_chunking.py tests/test_kernels.py tests/test_veto.py tests/test_fusion.py tests/test_searchback.py 2>&1 | tee "$OUT/pytest-gpu.log" | tail -8
   timeout 150 python3 benchmarks/stages.py data/holter20h.csv --out "benchmarks/results/stages-h200-$stamp.json" \
     --batch-sizes 256 512 1024 > "$OUT/stages.log" 2>&1; tail -c 1500 "$OUT/stages.log" ;;
 seed)

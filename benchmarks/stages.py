@@ -63,6 +63,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     from beatflow.embed import embed_beats
     from beatflow.filters import band_pass
     from beatflow.fusion import fused_envelope
+    from beatflow.searchback import search_back
     from beatflow.segment import (
         SegmentParams,
         beats_table,
@@ -100,6 +101,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
         "nms_kernel": lambda: nms_mask(envelope, p.nms_half(fs), backend, p.threshold),
         "qrs_band": lambda: qrs_band(first, fs, backend.xp),
         "noise_veto": lambda: noise_veto(band, fs, candidates, envelope[candidates], p, backend),
+        "search_back": lambda: search_back(peaks, envelope, band, fs, p, backend),
         "band_pass_all_leads": lambda: band_pass(leads, fs, 0.5, 40.0, backend.xp),
         "embed_kernel": lambda: embed_beats(filtered, starts, lengths, round(fs), backend),
     }

@@ -47,6 +47,7 @@ class SegmentParams(FromConfig):
     veto_strength: float = 1.2
     veto_support: float = 0.2
     fuse_leads: bool = True
+    search_back: float = 1.5
 
     @property
     def widths_s(self) -> tuple[float, ...]:
@@ -139,7 +140,8 @@ def candidates(envelope, fs: float, p: SegmentParams, backend):
 
 def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None, second=None) -> np.ndarray:
     """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array): the NMS
-    peaks of the envelope above ``p.threshold``, less those the noise veto drops (:mod:`beatflow.veto`). Where
+    peaks of the envelope above ``p.threshold``, less those the noise veto drops (:mod:`beatflow.veto`), plus
+    the beat-shaped ones below it that long intervals hide (:mod:`beatflow.searchback`). Where
     the ``second`` lead (optional, same length) shows the first lead's beats, the envelope is the two leads'
     noise-weighted mean (``fuse_leads``) and the veto asks it too (``veto_support``).
 
@@ -147,12 +149,13 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     envelope and a byte mask; with a second lead, that lead and the first lead's envelope stay while the
     second's is made (24 bytes); then the signal, the veto's band-passed copy of it and the envelopes, with a
     second lead its signal and the fused envelope too (24 bytes); plus ``work_bytes`` for the convolutions."""
+    from .searchback import search_back
     from .veto import noise_veto, qrs_band
 
     envelope = detection_envelope(x, fs, p, backend, work_bytes)
     peaks = candidates(envelope, fs, p, backend)
     fuse = second is not None and p.fuse_leads
-    if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse):
+    if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse and p.search_back <= 0):
         return backend.to_host(peaks).astype(np.int64)
     lead = None
     if second is not None and (fuse or p.veto_support > 0):
@@ -161,7 +164,8 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     if fuse:
         envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend)
     support = lead_support(lead, fs, peaks, backend.xp) if lead is not None and p.veto_support > 0 else None
-    return noise_veto(band, fs, peaks, envelope[peaks], p, backend, support)
+    kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support)
+    return search_back(kept, envelope, band, fs, p, backend)
 
 
 def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, backend):
