@@ -207,9 +207,10 @@ def scores(true: np.ndarray, detected: np.ndarray, fs: float) -> dict:
 
 def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labels: np.ndarray,
              detected: np.ndarray, ti: np.ndarray, di: np.ndarray, max_examples: int = 25) -> dict:
-    """What beatflow's detector saw at each missed and each false beat.
+    """What beatflow's detector saw, in the first lead, at each missed and each false beat (where the second
+    lead shows the beats, the detector's own envelope also has the second lead fused in: ``beatflow.fusion``).
 
-    Recomputes its detection envelope ``r`` (``segment.detection_envelope``: per wavelet width, the oriented
+    Recomputes the first lead's detection envelope ``r`` (``segment.detection_envelope``: per wavelet width, the oriented
     response over its local reference, the larger of the two) and, with the same signs and references, the
     envelope of the noise alone (``x`` minus the noise-free ``clean`` rendering of the same record) and of the
     noise-free signal. For a missed beat: the largest ``r`` within ±50 ms of the true peak as a multiple of
@@ -646,7 +647,9 @@ def markdown(result: dict) -> str:
                   "with what the script measured there (the threshold is "
                   f"{sp_['threshold']} × the running median of {sp_['max_rr_s']:g}-s block maxima of the "
                   f"Ricker response at each width ({sp_['wavelet_width_s']:g} and {sp_['wide_wavelet_width_s']:g} s), "
-                  f"on the larger of the two; NMS window {sp_['nms_window_s']:g} s; per-beat details in the JSON, "
+                  f"on the larger of the two; NMS window {sp_['nms_window_s']:g} s; the causes are read on the "
+                  "first lead's envelope, where the detector also fuses in the second lead where that is the "
+                  "cleaner; per-beat details in the JSON, "
                   "`beatflow_diagnosis` and `anomaly.diagnosis`):"), ""]
         if detection_failures:
             lines += ["Detection:", "", *detection_failures, ""]
