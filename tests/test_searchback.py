@@ -32,8 +32,8 @@ def test_weak_beats_that_leave_long_intervals_are_found(cpu):
     assert errors(truth, detect_peaks(x, fs, SegmentParams(), cpu), fs) == (0, 0)
 
 
-def test_beats_below_half_the_threshold_are_not_searched_for(cpu):
-    fs, x, truth = weakened_beats(scale=0.25, beats=(50,))  # its envelope: 0.26
+def test_beats_below_the_search_floor_are_not_searched_for(cpu):
+    fs, x, truth = weakened_beats(scale=0.2, beats=(50,))  # its envelope: 0.21, under 0.4 × the threshold 0.6
     assert errors(truth, detect_peaks(x, fs, SegmentParams(), cpu), fs) == (1, 0)
 
 

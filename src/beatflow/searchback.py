@@ -3,7 +3,7 @@
 Pan and Tompkins's detector (1985) searches back with half its threshold when no beat has come for 1.66 RR.
 Here an interval between detected beats longer than ``segment.search_back`` × the local reference RR (the
 veto's: the upper quartile of the intervals around it) is searched for local maxima of the detection envelope
-(the NMS window's) between half the threshold and the threshold, at least ``MARGIN`` × the reference (and
+(the NMS window's) between ``FLOOR`` × the threshold and the threshold, at least ``MARGIN`` × the reference (and
 ``min_rr_s``) from both ends, which keeps T waves out; the strongest one whose QRS correlates with the record's
 median beat at ``SHAPE`` or more becomes a beat. A weak peak has less evidence of amplitude, so it needs more
 of shape than the veto asks (0.9): noise peaks in pauses reached 0.91–0.93, the weak beats of MIT-BIH 208
@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 MAX_PASSES = 4
+FLOOR = 0.4  # × the threshold: the lowest peak searched for (Pan and Tompkins: 0.5)
 SHAPE = 0.95  # weaker evidence of amplitude, so stronger of shape than the veto's 0.9
 MARGIN = 0.5  # × the reference RR from either end of the interval: T waves out
 
@@ -30,7 +31,7 @@ def search_back(peaks: np.ndarray, envelope, band, fs: float, p, backend) -> np.
     if p.search_back <= 0 or peaks.shape[0] < 3:
         return peaks
     xp = backend.xp
-    low = xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold / 2))
+    low = xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, FLOOR * p.threshold))
     low = backend.to_host(low[envelope[low] < p.threshold])  # at or above it they were candidates already
     for _ in range(MAX_PASSES):
         reference = reference_rr(peaks, np.arange(1, peaks.shape[0]))  # of each interval
