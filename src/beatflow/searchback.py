@@ -48,7 +48,8 @@ def search_back(peaks: np.ndarray, envelope, band, fs: float, p, backend) -> np.
         if not found.size:
             break
         strength = backend.to_host(envelope[xp.asarray(found)])
-        order = np.lexsort((-strength, np.searchsorted(peaks, found)))  # by interval, strongest first
-        first_of_interval = np.r_[True, np.diff(np.searchsorted(peaks, found)[order]) != 0]
+        interval = np.searchsorted(peaks, found)
+        order = np.lexsort((-strength, interval))  # by interval, strongest first
+        first_of_interval = np.r_[True, np.diff(interval[order]) != 0]
         peaks = np.union1d(peaks, found[order][first_of_interval])
     return peaks

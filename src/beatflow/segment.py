@@ -124,13 +124,16 @@ def nms_mask(r, half: int, backend, floor: float = -np.inf):
     return kernels.nms_cpu(np.ascontiguousarray(r), half, floor)
 
 
+def window_index(peaks, half: int, n: int, xp):
+    """``[peaks, 2·half + 1]`` sample indices of the window ±``half`` around each peak, clipped to ``[0, n)``."""
+    return xp.clip(peaks[:, None] + xp.arange(-half, half + 1)[None, :], 0, n - 1)
+
+
 def lead_support(lead, fs: float, peaks, xp):
     """At each of ``peaks``, the largest value of another lead's magnitude envelope ``lead``
     (:func:`detection_envelope` with ``absolute``) within ±``SUPPORT_S``: about 1 or more where that lead shows
     a QRS complex too, near 0 where it is quiet."""
-    half = max(1, round(SUPPORT_S * fs))
-    index = xp.clip(peaks[:, None] + xp.arange(-half, half + 1)[None, :], 0, lead.shape[0] - 1)
-    return lead[index].max(axis=1)
+    return lead[window_index(peaks, max(1, round(SUPPORT_S * fs)), lead.shape[0], xp)].max(axis=1)
 
 
 def candidates(envelope, fs: float, p: SegmentParams, backend):

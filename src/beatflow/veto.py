@@ -45,9 +45,9 @@ def qrs_band(x, fs: float, xp, work_bytes: int | None = None):
 def qrs_correlation(y, fs: float, peaks, strength, xp):
     """Pearson correlation of each peak's QRS window of the band-passed lead ``y`` (:func:`qrs_band`) with the
     median window of the stronger half of the peaks."""
-    half = max(1, round(HALF_WINDOW_S * fs))
-    index = xp.clip(peaks[:, None] + xp.arange(-half, half + 1)[None, :], 0, y.shape[0] - 1)
-    windows = y[index]
+    from .segment import window_index
+
+    windows = y[window_index(peaks, max(1, round(HALF_WINDOW_S * fs)), y.shape[0], xp)]
     windows -= windows.mean(axis=1, keepdims=True)
     template = xp.median(windows[strength >= xp.median(strength)], axis=0)
     norms = xp.linalg.norm(windows, axis=1) * xp.linalg.norm(template)
