@@ -141,7 +141,8 @@ def spec_dict(spec) -> dict:
 
 def _beatflow(x, fs, second=None):
     from beatflow.backend import select_backend
-    from beatflow.segment import SegmentParams, detect_peaks
+    from beatflow.detect.params import SegmentParams
+    from beatflow.detect.segment import detect_peaks
 
     return detect_peaks(x, fs, SegmentParams(), select_backend("cpu"), second=second)
 
@@ -208,9 +209,9 @@ def scores(true: np.ndarray, detected: np.ndarray, fs: float) -> dict:
 def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labels: np.ndarray,
              detected: np.ndarray, ti: np.ndarray, di: np.ndarray, max_examples: int = 25) -> dict:
     """What beatflow's detector saw, in the first lead, at each missed and each false beat (where the second
-    lead shows the beats, the detector's own envelope also has the second lead fused in: ``beatflow.fusion``).
+    lead shows the beats, the detector's own envelope also has the second lead fused in: ``beatflow.detect.fusion``).
 
-    Recomputes the first lead's detection envelope ``r`` (``segment.detection_envelope``: per wavelet width, the oriented
+    Recomputes the first lead's detection envelope ``r`` (``envelope.detection_envelope``: per wavelet width, the oriented
     response over its local reference, the larger of the two) and, with the same signs and references, the
     envelope of the noise alone (``x`` minus the noise-free ``clean`` rendering of the same record) and of the
     noise-free signal. For a missed beat: the largest ``r`` within ±50 ms of the true peak as a multiple of
@@ -223,13 +224,9 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
     peaks over the rms envelope of the noise alone, for the whole record and for its worst 2-s window.
     """
     from beatflow.backend import select_backend
-    from beatflow.segment import (
-        SegmentParams,
-        nms_mask,
-        per_block,
-        polarity_and_reference,
-        wavelet_responses,
-    )
+    from beatflow.detect.envelope import per_block, polarity_and_reference, wavelet_responses
+    from beatflow.detect.peaks import nms_mask
+    from beatflow.detect.params import SegmentParams
 
     p = SegmentParams()
     backend = select_backend("cpu")
@@ -336,12 +333,13 @@ def chain(rec: dict, leads: dict, true: np.ndarray, labels: np.ndarray, epochs: 
     import pandas as pd
 
     from beatflow.backend import select_backend
-    from beatflow.embed import embed
+    from beatflow.embed.rows import embed
     from beatflow.evaluate import evaluate
-    from beatflow.score import ScoreParams, score
-    from beatflow.segment import SegmentParams, segment
-    from beatflow.tables import read_frame, write_signal
-    from beatflow.train import TrainParams, train
+    from beatflow.score.scores import ScoreParams, score
+    from beatflow.detect.params import SegmentParams
+    from beatflow.detect.segment import segment
+    from beatflow.io.tables import read_frame, write_signal
+    from beatflow.learn.train import TrainParams, train
 
     backend = select_backend("cpu")
     spec = rec["spec"]
@@ -384,7 +382,7 @@ def anomaly_diagnosis(table, true: np.ndarray, labels: np.ndarray, fs: float, n:
     sets where the embedded row is cut and zero-padded; rows are ``embed.length_s`` long), by their
     neighbours, and by the noise in their window (rms of the noise alone, mV)."""
     from beatflow.evaluate import match
-    from beatflow.segment import SegmentParams
+    from beatflow.detect.params import SegmentParams
 
     peaks = table.peak.to_numpy()
     ti, di = match(true, peaks, TOLERANCE_S * fs)
@@ -814,8 +812,8 @@ def main(argv=None) -> None:
     torch.set_num_threads(a.threads)
     import yaml
 
-    from beatflow.score import ScoreParams
-    from beatflow.segment import SegmentParams
+    from beatflow.score.scores import ScoreParams
+    from beatflow.detect.params import SegmentParams
     from beatflow.synth import generate
 
     length_s = float(yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["embed"]["length_s"])

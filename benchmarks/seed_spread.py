@@ -54,12 +54,13 @@ def main() -> None:
     import pandas as pd
 
     from beatflow.backend import select_backend
-    from beatflow.embed import embed
+    from beatflow.detect.params import SegmentParams
+    from beatflow.detect.segment import segment
+    from beatflow.embed.rows import embed
     from beatflow.evaluate import evaluate
-    from beatflow.ingest import TIME, csv_header, ingest
-    from beatflow.score import ScoreParams, score
-    from beatflow.segment import SegmentParams, segment
-    from beatflow.train import TrainParams, train
+    from beatflow.io.ingest import TIME, csv_header, ingest
+    from beatflow.learn.train import TrainParams, train
+    from beatflow.score.scores import ScoreParams, score
 
     backend = select_backend(a.device)
     truth = pd.read_csv(a.truth)

@@ -46,7 +46,7 @@ def evict(path: Path) -> None:
 
 def csv_parse(csv: Path, leads: list[str], backend, sync, repeat: int) -> dict:
     """beatflow's parse (float64, then leads rounded to float32) beside a plain float32 ``read_csv``."""
-    from beatflow.ingest import read_source
+    from beatflow.io.ingest import read_source
 
     size = csv.stat().st_size
     seconds = best(lambda: read_source(csv, leads, backend.gpu), sync, repeat)
@@ -60,22 +60,15 @@ def csv_parse(csv: Path, leads: list[str], backend, sync, repeat: int) -> dict:
 
 
 def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
-    from beatflow.embed import embed_beats
-    from beatflow.filters import band_pass
-    from beatflow.fusion import fused_envelope
-    from beatflow.searchback import search_back
-    from beatflow.segment import (
-        SegmentParams,
-        beats_table,
-        detect_peaks,
-        detection_envelope,
-        lead_support,
-        nms_mask,
-        per_block,
-        polarity_and_reference,
-        wavelet_responses,
-    )
-    from beatflow.veto import noise_veto, qrs_band
+    from beatflow.embed.rows import embed_beats
+    from beatflow.dsp.filters import band_pass
+    from beatflow.detect.fusion import fused_envelope
+    from beatflow.detect.searchback import search_back
+    from beatflow.detect.envelope import detection_envelope, per_block, polarity_and_reference, wavelet_responses
+    from beatflow.detect.peaks import lead_support, nms_mask
+    from beatflow.detect.params import SegmentParams
+    from beatflow.detect.segment import beats_table, detect_peaks
+    from beatflow.detect.veto import noise_veto, qrs_band
 
     p = SegmentParams()
     leads = list(signals.values())
@@ -118,7 +111,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
 def npy_read(backend, sync, gib: float) -> dict:
     import cupy
 
-    from beatflow import arrays
+    from beatflow.io import arrays
 
     rows = int(gib * 2**30 / (2 * 250 * 4))
     with tempfile.TemporaryDirectory(dir=".") as tmp:
@@ -146,7 +139,7 @@ def vae_epoch(backend, beats: int, batch_size: int) -> dict:
     import torch
 
     from beatflow.backend import torch_device
-    from beatflow.train import TrainParams, fit
+    from beatflow.learn.train import TrainParams, fit
 
     device = torch_device(backend)
     g = torch.Generator().manual_seed(0)
@@ -174,7 +167,7 @@ def main() -> None:
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[512])
     a = p.parse_args()
     from beatflow.backend import select_backend
-    from beatflow.ingest import TIME, csv_header, read_source, resolve_fs
+    from beatflow.io.ingest import TIME, csv_header, read_source, resolve_fs
 
     backend = select_backend(a.device, needs=("cudf", "kvikio", "numba.cuda", "torch"))
     sync = backend.xp.cuda.Device().synchronize if backend.gpu else (lambda: None)

@@ -1,11 +1,11 @@
-"""Rule cohort: thin wrapper around beatflow.cohort."""
+"""Rule cohort: thin wrapper around beatflow.report.cohort."""
 from pathlib import Path
 
 from beatflow.stage import run_stage
 
 
 def main(smk):
-    from beatflow.cohort import write_cohort
+    from beatflow.report.cohort import write_cohort
 
     records, stages = smk.params.records, smk.params.stages
     benchmarks = iter(smk.input.benchmarks)  # expand(): record-major, then stage

@@ -1,10 +1,10 @@
-"""Rule ingest: thin wrapper around beatflow.ingest."""
+"""Rule ingest: thin wrapper around beatflow.io.ingest."""
 from beatflow.stage import run_stage
 
 
 def main(smk):
     from beatflow.backend import select_backend
-    from beatflow.ingest import IngestParams, ingest
+    from beatflow.io.ingest import IngestParams, ingest
 
     backend = select_backend(smk.config["device"], needs=("cudf",))
     ingest(smk.wildcards.record, smk.input.record, smk.params.fs, smk.params.leads, smk.output[0], backend,

@@ -7,7 +7,7 @@ def main(smk):
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from beatflow.atomic import atomic_path
+    from beatflow.io.atomic import atomic_path
     from beatflow.errors import BeatflowError
 
     try:

@@ -1,4 +1,4 @@
-"""Rule plot: thin wrapper around beatflow.plots."""
+"""Rule plot: thin wrapper around beatflow.report.plots."""
 from pathlib import Path
 
 from beatflow.stage import run_stage
@@ -6,8 +6,8 @@ from beatflow.stage import run_stage
 
 def main(smk):
     from beatflow.backend import select_backend
-    from beatflow.plots import plot
-    from beatflow.segment import SegmentParams
+    from beatflow.detect.params import SegmentParams
+    from beatflow.report.plots import plot
 
     backend = select_backend(smk.config["device"], needs=("cudf", "kvikio"))
     plot(smk.wildcards.record, dict(smk.input.items()), Path(smk.output.latent_html).parent,

@@ -1,12 +1,12 @@
-"""Rule score: thin wrapper around beatflow.score."""
+"""Rule score: thin wrapper around beatflow.score.scores."""
 from beatflow.stage import run_stage
 
 
 def main(smk):
     from beatflow.backend import select_backend
-    from beatflow.score import ScoreParams, score
-    from beatflow.segment import SegmentParams
-    from beatflow.train import TrainParams
+    from beatflow.detect.params import SegmentParams
+    from beatflow.learn.train import TrainParams
+    from beatflow.score.scores import ScoreParams, score
 
     backend = select_backend(smk.config["device"], needs=("kvikio", "torch"))
     paths = {**dict(smk.input.items()), **dict(smk.output.items())}

@@ -1,11 +1,11 @@
-"""Rule train: thin wrapper around beatflow.train."""
+"""Rule train: thin wrapper around beatflow.learn.train."""
 from beatflow.stage import run_stage
 
 
 def main(smk):
     from beatflow.backend import select_backend
-    from beatflow.tables import signal_info
-    from beatflow.train import TrainParams, train
+    from beatflow.io.tables import signal_info
+    from beatflow.learn.train import TrainParams, train
 
     backend = select_backend(smk.config["device"], needs=("kvikio", "torch"))
     train(smk.wildcards.record, smk.input.embedding, smk.input.beats, smk.output[0],

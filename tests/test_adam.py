@@ -6,7 +6,7 @@ import sys
 import pytest
 import torch
 
-from beatflow.adam import Adam
+from beatflow.learn.adam import Adam
 
 
 @pytest.mark.parametrize("lr,betas", [(0.004, (0.9, 0.999)), (0.1, (0.5, 0.9))])
@@ -29,7 +29,7 @@ def test_matches_torch_adam(lr, betas):
 
 def test_training_does_not_import_torchdynamo():
     """torch.optim imports TorchDynamo on first use (seconds per process); beatflow's training must not."""
-    code = ("import sys, torch; from beatflow.train import TrainParams, fit; "
+    code = ("import sys, torch; from beatflow.learn.train import TrainParams, fit; "
             "fit(torch.randn(64, 2, 40), TrainParams(epochs=2, batch_size=16), torch.device('cpu')); "
             "print('torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

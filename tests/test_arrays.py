@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from beatflow import arrays
 from beatflow.errors import BeatflowError
+from beatflow.io import arrays
 
 
 def test_round_trip_and_header(tmp_path):

@@ -3,8 +3,8 @@ import pandas as pd
 import pytest
 import torch
 
-from beatflow.augment import random_stretch_after, stretch_after
-from beatflow.train import stretch_pivot
+from beatflow.learn.augment import random_stretch_after, stretch_after
+from beatflow.learn.train import stretch_pivot
 
 
 def test_stretch_after_known_answer_on_a_ramp():
@@ -43,7 +43,7 @@ def test_the_pivot_is_a_tenth_of_a_second_after_the_peak_in_the_row():
 
 @pytest.mark.parametrize("warp", [0.0, 0.3])
 def test_training_with_and_without_the_stretch_learns(warp):
-    from beatflow.train import TrainParams, fit
+    from beatflow.learn.train import TrainParams, fit
 
     t = torch.arange(64, dtype=torch.float32)
     x = torch.exp(-0.5 * ((t - 16) / 2) ** 2).repeat(512, 1, 1) + 0.05 * torch.randn(512, 1, 64)

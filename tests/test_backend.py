@@ -18,7 +18,7 @@ def test_cpu_backend_uses_numpy_and_never_imports_the_gpu_stack():
 def test_importing_beatflow_imports_no_gpu_or_heavy_library():
     import subprocess
 
-    code = ("import sys, beatflow, beatflow.backend, beatflow.kernels, beatflow.segment, beatflow.ingest; "
+    code = ("import sys, beatflow, beatflow.backend, beatflow.detect.nms, beatflow.detect.segment, beatflow.io.ingest; "
             "print(sorted(m for m in ('cupy','cudf','kvikio','rmm','torch','holoviews','numba.cuda') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

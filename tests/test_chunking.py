@@ -4,10 +4,11 @@
 import numpy as np
 import pytest
 
-from beatflow import convolve
-from beatflow.embed import embed
-from beatflow.ingest import ingest
-from beatflow.segment import SegmentParams, segment
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.segment import segment
+from beatflow.dsp import convolve
+from beatflow.embed.rows import embed
+from beatflow.io.ingest import ingest
 
 
 @pytest.fixture(params=["cpu", pytest.param("gpu", marks=pytest.mark.gpu)])

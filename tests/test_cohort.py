@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import copy_project, snakemake
 
+from beatflow.io.tables import read_metadata
 from beatflow.synth import SynthSpec, write_record
-from beatflow.tables import read_metadata
 
 pytestmark = pytest.mark.workflow
 

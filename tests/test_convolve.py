@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from beatflow.convolve import BYTES_PER_SAMPLE, block_layout, convolve_same
+from beatflow.dsp.convolve import BYTES_PER_SAMPLE, block_layout, convolve_same
 
 
 def reference(x, taps):
@@ -48,7 +48,7 @@ def test_any_batching_gives_the_same_bits(work_bytes):
 
 
 def test_out_of_memory_halves_the_batch(monkeypatch):
-    from beatflow import convolve
+    from beatflow.dsp import convolve
 
     real, sizes = convolve._blocks, []
 

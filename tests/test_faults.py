@@ -14,17 +14,18 @@ import pytest
 import torch
 from conftest import artifact_paths, copy_project, snakemake
 
-from beatflow.embed import embed
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.segment import segment
+from beatflow.embed.rows import embed
 from beatflow.errors import BeatflowError
-from beatflow.ingest import ingest
-from beatflow.score import ScoreParams, score
-from beatflow.segment import SegmentParams, segment
-from beatflow.train import TrainParams, fit, train
+from beatflow.io.ingest import ingest
+from beatflow.learn.train import TrainParams, fit, train
+from beatflow.score.scores import ScoreParams, score
 
 
 def test_killed_writer_leaves_no_artifact(tmp_path):
     out = tmp_path / "model.pt"
-    code = ("import os, signal; from beatflow.atomic import atomic_path\n"
+    code = ("import os, signal; from beatflow.io.atomic import atomic_path\n"
             f"with atomic_path({str(out)!r}) as tmp:\n"
             "    tmp.write_bytes(b'half written')\n"
             "    os.kill(os.getpid(), signal.SIGKILL)\n")
@@ -33,7 +34,7 @@ def test_killed_writer_leaves_no_artifact(tmp_path):
 
 
 def test_failed_writer_leaves_nothing_at_all(tmp_path):
-    from beatflow.atomic import atomic_path
+    from beatflow.io.atomic import atomic_path
 
     with pytest.raises(RuntimeError), atomic_path(tmp_path / "a.npy") as tmp:
         tmp.write_bytes(b"partial")
@@ -80,7 +81,7 @@ def test_killed_jobs_and_killed_snakemake_recover_on_rerun(tmp_path):
 
 
 def test_training_out_of_memory_retries_with_smaller_batches(monkeypatch, caplog):
-    from beatflow import model
+    from beatflow.learn import model
 
     real = model.loss_terms
 
@@ -100,7 +101,7 @@ def test_training_out_of_memory_retries_with_smaller_batches(monkeypatch, caplog
 
 
 def test_segmentation_out_of_memory_says_what_to_change(monkeypatch, short_record, tmp_path, cpu):
-    import beatflow.segment as seg
+    import beatflow.detect.segment as seg
 
     ingest("r", short_record[0], 250.0, None, tmp_path / "s.parquet", cpu)
     monkeypatch.setattr(seg, "detect_peaks", lambda *a: (_ for _ in ()).throw(MemoryError("out of memory")))
@@ -110,7 +111,7 @@ def test_segmentation_out_of_memory_says_what_to_change(monkeypatch, short_recor
 
 
 def test_embedding_out_of_memory_says_what_to_change(monkeypatch, short_record, tmp_path, cpu):
-    import beatflow.embed as emb
+    import beatflow.embed.rows as emb
 
     ingest("r", short_record[0], 250.0, None, tmp_path / "s.parquet", cpu)
     segment("r", tmp_path / "s.parquet", tmp_path / "b.parquet", SegmentParams(), cpu)

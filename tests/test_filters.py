@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from beatflow.filters import band_pass, band_pass_taps
+from beatflow.dsp.filters import band_pass, band_pass_taps
 
 FS = 250.0
 

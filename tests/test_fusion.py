@@ -4,9 +4,10 @@ import logging
 import numpy as np
 import pytest
 
+from beatflow.detect.fusion import CAP, NOISE_FLOOR, block_noise, fused_envelope, snap
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.segment import detect_peaks
 from beatflow.evaluate import match
-from beatflow.fusion import CAP, NOISE_FLOOR, block_noise, fused_envelope, snap
-from beatflow.segment import SegmentParams, detect_peaks
 from beatflow.synth import SynthSpec, generate
 
 

@@ -6,10 +6,11 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import artifact_paths
 
-from beatflow import arrays
-from beatflow.embed import embed
-from beatflow.ingest import ingest
-from beatflow.segment import SegmentParams, segment
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.segment import segment
+from beatflow.embed.rows import embed
+from beatflow.io import arrays
+from beatflow.io.ingest import ingest
 
 pytestmark = pytest.mark.gpu
 
@@ -62,7 +63,7 @@ def test_dlpack_hands_device_memory_to_torch_without_copy(gpu):
     import cupy
 
     from beatflow.backend import torch_device
-    from beatflow.train import as_tensor
+    from beatflow.learn.train import as_tensor
 
     rows = cupy.ones((4, 2, 8), dtype=cupy.float32)
     t = as_tensor(rows, gpu, torch_device(gpu))
@@ -71,9 +72,9 @@ def test_dlpack_hands_device_memory_to_torch_without_copy(gpu):
 
 def test_train_score_plot_on_gpu(both, gpu, short_record):
     from beatflow.evaluate import write_evaluation
-    from beatflow.plots import plot
-    from beatflow.score import ScoreParams, score
-    from beatflow.train import TrainParams, train
+    from beatflow.learn.train import TrainParams, train
+    from beatflow.report.plots import plot
+    from beatflow.score.scores import ScoreParams, score
 
     d = both["gpu"]
     p = TrainParams(epochs=3)
@@ -92,8 +93,8 @@ def test_train_score_plot_on_gpu(both, gpu, short_record):
 
 
 def test_gpu_runs_are_deterministic(both, gpu, tmp_path):
-    from beatflow.score import ScoreParams, score
-    from beatflow.train import TrainParams, train
+    from beatflow.learn.train import TrainParams, train
+    from beatflow.score.scores import ScoreParams, score
 
     d = both["gpu"]
     segment("r", d / "signal.parquet", tmp_path / "beats.parquet", SegmentParams(), gpu)

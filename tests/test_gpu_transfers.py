@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from beatflow.segment import SegmentParams, detect_peaks
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.segment import detect_peaks
 
 pytestmark = pytest.mark.gpu
 
@@ -45,12 +46,12 @@ def test_the_profile_sees_a_bulk_copy(device_signal, tmp_path):
 def test_signal_to_scores_copies_no_bulk_array_to_the_host(device_signal, gpu, tmp_path):
     import torch
 
-    from beatflow.embed import embed_beats
-    from beatflow.filters import band_pass
-    from beatflow.model import split_indices
-    from beatflow.morphology import Morphology, alignments
-    from beatflow.segment import beats_table
-    from beatflow.train import TrainParams, as_tensor, fit
+    from beatflow.detect.segment import beats_table
+    from beatflow.dsp.filters import band_pass
+    from beatflow.embed.rows import embed_beats
+    from beatflow.learn.model import split_indices
+    from beatflow.learn.train import TrainParams, as_tensor, fit
+    from beatflow.score.morphology import Morphology, alignments
 
     signals, fs = device_signal
     x = signals["MLII"]
@@ -77,7 +78,7 @@ def test_signal_to_scores_copies_no_bulk_array_to_the_host(device_signal, gpu, t
 
 
 def test_arrays_load_reads_straight_into_device_memory(gpu, tmp_path):
-    from beatflow import arrays
+    from beatflow.io import arrays
 
     a = gpu.xp.arange(3 * 2 * 1000, dtype=gpu.xp.float32).reshape(3, 2, 1000)
     arrays.save(tmp_path / "a.npy", a, gpu=True)

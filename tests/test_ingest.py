@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from beatflow.errors import BeatflowError
-from beatflow.ingest import IngestParams, ingest
-from beatflow.tables import signal_info
+from beatflow.io.ingest import IngestParams, ingest
+from beatflow.io.tables import signal_info
 
 
 def write_csv(path, text):

@@ -4,7 +4,10 @@ import numpy as np
 import pytest
 from numba import cuda
 
-from beatflow import kernels
+from beatflow.detect.nms import nms_cpu
+from beatflow.detect.nms_cuda import nms_cuda
+from beatflow.embed.kernels import embed_cpu
+from beatflow.embed.kernels_cuda import embed_cuda
 
 
 def nms_reference(r, half):
@@ -39,31 +42,31 @@ def nms_inputs():
 @pytest.mark.parametrize("half", [1, 2, 5, 17, 400])
 @pytest.mark.parametrize("name,r", list(nms_inputs()), ids=lambda v: v if isinstance(v, str) else "")
 def test_nms_cpu_matches_reference(name, r, half):
-    np.testing.assert_array_equal(kernels.nms_cpu(r, half), nms_reference(r, half))
+    np.testing.assert_array_equal(nms_cpu(r, half), nms_reference(r, half))
 
 
 @pytest.mark.parametrize("floor", [-1.0, 0.0, 0.5, 2.0])
 def test_nms_floor_keeps_only_maxima_above_it(floor):
     r = next(nms_inputs())[1]
-    np.testing.assert_array_equal(kernels.nms_cpu(r, 5, floor), nms_reference(r, 5) & (r > floor))
+    np.testing.assert_array_equal(nms_cpu(r, 5, floor), nms_reference(r, 5) & (r > floor))
     out = cuda.to_device(np.zeros(len(r), np.bool_))
-    kernels.nms_cuda(cuda.to_device(r), 5, out, floor)
+    nms_cuda(cuda.to_device(r), 5, out, floor)
     np.testing.assert_array_equal(out.copy_to_host(), nms_reference(r, 5) & (r > floor))
 
 
 def test_nms_known_answer():
     r = np.array([0, 2, 2, 1, 5, 1, 0, 3, 3, 3, 0], np.float32)
-    assert np.flatnonzero(kernels.nms_cpu(r, 1)).tolist() == [1, 4, 7]  # leftmost of each plateau
-    assert np.flatnonzero(kernels.nms_cpu(r, 2)).tolist() == [1, 4, 7]
-    assert np.flatnonzero(kernels.nms_cpu(r, 3)).tolist() == [4]
+    assert np.flatnonzero(nms_cpu(r, 1)).tolist() == [1, 4, 7]  # leftmost of each plateau
+    assert np.flatnonzero(nms_cpu(r, 2)).tolist() == [1, 4, 7]
+    assert np.flatnonzero(nms_cpu(r, 3)).tolist() == [4]
 
 
 @pytest.mark.parametrize("half", [1, 5, 17])
 @pytest.mark.parametrize("name,r", list(nms_inputs()), ids=lambda v: v if isinstance(v, str) else "")
 def test_nms_cuda_equals_cpu(name, r, half):
     out = cuda.to_device(np.zeros(len(r), np.bool_))
-    kernels.nms_cuda(cuda.to_device(r), half, out)
-    np.testing.assert_array_equal(out.copy_to_host(), kernels.nms_cpu(r, half))
+    nms_cuda(cuda.to_device(r), half, out)
+    np.testing.assert_array_equal(out.copy_to_host(), nms_cpu(r, half))
 
 
 def embed_inputs():
@@ -77,14 +80,14 @@ def embed_inputs():
 @pytest.mark.parametrize("width", [1, 16, 32])
 def test_embed_cpu_matches_reference(width):
     x, starts, lengths = embed_inputs()
-    got = kernels.embed_cpu(x, starts, lengths, width)
+    got = embed_cpu(x, starts, lengths, width)
     assert got.dtype == np.float32 and got.shape == (5, 2, width)
     np.testing.assert_allclose(got, embed_reference(x, starts, lengths, width), rtol=0, atol=1e-6)
 
 
 def test_embed_rows_are_zero_padded_and_centred():
     x, starts, lengths = embed_inputs()
-    got = kernels.embed_cpu(x, starts, lengths, 32)
+    got = embed_cpu(x, starts, lengths, 32)
     assert (got[0, :, 5:] == 0).all()  # beat 0 is 5 samples long
     np.testing.assert_allclose(got[1].mean(axis=1), 0, atol=1e-6)  # 40 > 32: truncated, mean removed
 
@@ -94,5 +97,5 @@ def test_embed_cuda_equals_cpu(width):
     x, starts, lengths = embed_inputs()
     out = cuda.to_device(np.full((5, 2, width), np.nan, np.float32))  # poisoned: every element must be written
     means = cuda.to_device(np.empty((5, 2)))
-    kernels.embed_cuda(cuda.to_device(x), cuda.to_device(starts), cuda.to_device(lengths), means, out)
-    np.testing.assert_array_equal(out.copy_to_host(), kernels.embed_cpu(x, starts, lengths, width))
+    embed_cuda(cuda.to_device(x), cuda.to_device(starts), cuda.to_device(lengths), means, out)
+    np.testing.assert_array_equal(out.copy_to_host(), embed_cpu(x, starts, lengths, width))

@@ -3,8 +3,14 @@ import pytest
 import torch
 
 from beatflow.errors import BeatflowError
-from beatflow.model import ConvVAE, channel_scale, load_model, save_model, split_indices
-from beatflow.train import TrainParams, fit
+from beatflow.learn.model import (
+    ConvVAE,
+    channel_scale,
+    load_model,
+    save_model,
+    split_indices,
+)
+from beatflow.learn.train import TrainParams, fit
 
 
 def reconstruction_error(model, x):
@@ -78,7 +84,7 @@ def test_row_template_known_answer():
     """Median of the rows that reach each sample, 0 where fewer than half of them do."""
     import torch
 
-    from beatflow.model import fill_tail, row_template
+    from beatflow.learn.model import fill_tail, row_template
 
     x = torch.arange(1.0, 5.0)[:, None, None].expand(4, 1, 5).clone()  # row i holds i + 1 everywhere
     lengths = torch.tensor([5, 3, 3, 1])
@@ -93,7 +99,7 @@ def test_row_template_known_answer():
 def test_fill_head_takes_the_template_shifted_to_meet_the_row():
     import torch
 
-    from beatflow.model import fill_head
+    from beatflow.learn.model import fill_head
 
     x = torch.arange(12.0).reshape(2, 1, 6)  # rows 0..5 and 6..11
     template = torch.tensor([[10.0, 20.0, 30.0, 40.0, 50.0, 60.0]])
@@ -106,7 +112,7 @@ def test_fill_head_takes_the_template_shifted_to_meet_the_row():
 def test_a_model_saved_before_the_template_rename_still_loads(tmp_path):
     import torch
 
-    from beatflow.model import ConvVAE, load_model
+    from beatflow.learn.model import ConvVAE, load_model
 
     model = ConvVAE(2, 40, 4)
     model.template.fill_(3.0)

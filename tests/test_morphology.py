@@ -3,7 +3,7 @@ import pytest
 import torch
 from conftest import artifact_paths
 
-from beatflow.morphology import (
+from beatflow.score.morphology import (
     Morphology,
     alignments,
     fitted_threshold,
@@ -94,7 +94,7 @@ def test_rows_after_anomalies_counts_kept_beats_only():
 
 
 def test_latents_at_factor_one_are_the_encoders_and_stretches_differ():
-    from beatflow.model import ConvVAE
+    from beatflow.learn.model import ConvVAE
 
     torch.manual_seed(0)
     model = ConvVAE(2, 100, 4).eval()
@@ -108,13 +108,14 @@ def test_latents_at_factor_one_are_the_encoders_and_stretches_differ():
 def flagged_by_label(spec, tmp_path, backend):
     """Run segment → embed → train → score on a synthetic record (CPU); per truth label, the flags of the
     matched beats, and of the normal beats right after a ``V`` and after an ``L``."""
-    from beatflow.embed import embed
+    from beatflow.detect.params import SegmentParams
+    from beatflow.detect.segment import segment
+    from beatflow.embed.rows import embed
     from beatflow.evaluate import match
-    from beatflow.score import ScoreParams, score
-    from beatflow.segment import SegmentParams, segment
+    from beatflow.io.tables import read_frame, write_signal
+    from beatflow.learn.train import TrainParams, train
+    from beatflow.score.scores import ScoreParams, score
     from beatflow.synth import generate
-    from beatflow.tables import read_frame, write_signal
-    from beatflow.train import TrainParams, train
 
     leads, true, labels = generate(spec)
     paths = artifact_paths(tmp_path)

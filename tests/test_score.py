@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from beatflow.score import ScoreParams, rhythm_ratio, score_table
+from beatflow.score.scores import ScoreParams, rhythm_ratio, score_table
 
 FS = 100.0
 

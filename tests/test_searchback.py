@@ -3,8 +3,9 @@ import dataclasses
 import numpy as np
 import pytest
 
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.segment import detect_peaks
 from beatflow.evaluate import match
-from beatflow.segment import SegmentParams, detect_peaks
 from beatflow.synth import SynthSpec, generate
 
 OFF = dataclasses.replace(SegmentParams(), search_back=0)

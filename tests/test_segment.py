@@ -2,11 +2,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.segment import beats_table, detect_peaks, segment
 from beatflow.errors import BeatflowError
 from beatflow.evaluate import match
-from beatflow.segment import SegmentParams, beats_table, detect_peaks, segment
+from beatflow.io.tables import write_signal
 from beatflow.synth import SynthSpec, generate
-from beatflow.tables import write_signal
 
 
 def detection_rate(spec, cpu, params=None):
@@ -65,7 +66,7 @@ def test_segment_writes_the_contract(tmp_path, cpu):
 
 
 def test_per_block_known_answer():
-    from beatflow.segment import per_block
+    from beatflow.detect.envelope import per_block
 
     r = np.arange(7, dtype=np.float32)
     np.testing.assert_allclose(per_block(r, np.array([1.0, 2.0], np.float32), 3), [0, 1, 2, 1.5, 2, 2.5, 3])
@@ -75,7 +76,7 @@ def test_wide_wavelet_lifts_broad_complexes_above_muscle_noise(cpu):
     """Ventricular beats are wide: the narrow wavelet alone sees them at about a third of a normal beat,
     as low as muscle bursts; the wide one lifts them to a normal beat's level or more, and detection of a
     record with moderate noise and frequent ventricular beats stays within the 99.5 % targets."""
-    from beatflow.segment import detection_envelope
+    from beatflow.detect.envelope import detection_envelope
 
     spec = SynthSpec(duration_s=900, seed=11, fs=500, hr_bpm=110, pvc_rate=0.08, baseline_mv=0.5, mains_mv=0.1,
                      noise_mv=0.03, burst_mv=0.2, burst_every_s=30.0)

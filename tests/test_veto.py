@@ -1,16 +1,17 @@
 import numpy as np
 import pytest
 
-from beatflow.evaluate import match
-from beatflow.segment import SegmentParams, detect_peaks
-from beatflow.synth import SynthSpec, generate
-from beatflow.veto import (
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.segment import detect_peaks
+from beatflow.detect.veto import (
     qrs_band,
     qrs_correlation,
     reference_rr,
     second_lead_confirms,
     surviving,
 )
+from beatflow.evaluate import match
+from beatflow.synth import SynthSpec, generate
 
 
 def drop(peaks, strength, correlation, support=None):

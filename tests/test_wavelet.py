@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from beatflow.wavelet import ricker, ricker_for
+from beatflow.dsp.wavelet import ricker, ricker_for
 
 
 def closed_form(t, a):

@@ -12,9 +12,16 @@ import time
 from dataclasses import dataclass
 from types import ModuleType
 
-from .errors import BackendError
+from beatflow.errors import BackendError
 
 log = logging.getLogger("beatflow")
+
+CUDA_THREADS = 256  # threads per block of beatflow's Numba CUDA kernels
+
+
+def cuda_blocks(n: int) -> int:
+    """Blocks of ``CUDA_THREADS`` that cover ``n`` elements (at least one)."""
+    return max(1, (n + CUDA_THREADS - 1) // CUDA_THREADS)
 
 
 @dataclass(frozen=True)

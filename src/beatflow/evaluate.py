@@ -80,9 +80,9 @@ def write_evaluation(record: str, truth_path, scores_path, signal_path, out_path
     """Read the inputs, evaluate, write ``evaluation.json`` atomically and return the figures."""
     import pandas as pd
 
-    from .atomic import atomic_path
-    from .errors import BeatflowError
-    from .tables import read_frame, signal_info
+    from beatflow.io.atomic import atomic_path
+    from beatflow.errors import BeatflowError
+    from beatflow.io.tables import read_frame, signal_info
 
     try:
         truth = pd.read_csv(truth_path)

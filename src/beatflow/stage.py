@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from .errors import BeatflowError
+from beatflow.errors import BeatflowError
 
 log = logging.getLogger("beatflow")
 

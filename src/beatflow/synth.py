@@ -179,7 +179,7 @@ def write_record(spec: SynthSpec, csv_path, truth_path) -> None:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    from .atomic import atomic_path
+    from beatflow.io.atomic import atomic_path
 
     leads, peaks, labels = generate(spec)
     n = len(next(iter(leads.values())))

@@ -9,7 +9,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from .params import FromConfig
+from beatflow.params import FromConfig
 
 log = logging.getLogger("beatflow")
 
@@ -41,14 +41,14 @@ def as_tensor(rows, backend, device):
 
 def fit(x, p: TrainParams, device, pivot: int | None = None):
     """Train a :class:`ConvVAE` on tensor ``x`` ``[beats, channels, length]``; return it and the loss per epoch.
-    Each batch's rows are stretched after sample ``pivot`` by up to ``p.warp`` (:mod:`beatflow.augment`; None:
+    Each batch's rows are stretched after sample ``pivot`` by up to ``p.warp`` (:mod:`beatflow.learn.augment`; None:
     not stretched).
 
     Out of GPU memory, training starts again (same seed) with half the batch size, down to one beat.
     """
     import torch
 
-    from .errors import BeatflowError
+    from beatflow.errors import BeatflowError
 
     batch_size = max(1, min(p.batch_size, x.shape[0] // MIN_STEPS))  # a short record still gets MIN_STEPS steps
     while True:
@@ -67,8 +67,8 @@ def fit(x, p: TrainParams, device, pivot: int | None = None):
 def _fit(x, p: TrainParams, device, batch_size: int, pivot: int | None):
     import torch
 
-    from .adam import Adam
-    from .model import ConvVAE, channel_scale
+    from beatflow.learn.adam import Adam
+    from beatflow.learn.model import ConvVAE, channel_scale
 
     t0 = time.perf_counter()
     torch.manual_seed(p.seed)
@@ -108,8 +108,8 @@ class EagerStep:
         self.stretch = stretch
 
     def loss(self):
-        from .augment import random_stretch_after
-        from .model import loss_terms
+        from beatflow.learn.augment import random_stretch_after
+        from beatflow.learn.model import loss_terms
 
         rec, kl = loss_terms(self.model, random_stretch_after(self.x[self.index], *self.stretch))
         return rec + self.beta * kl
@@ -174,11 +174,11 @@ def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, b
     in the model): a normal beat cut short by a premature one must not look abnormal in shape."""
     import torch
 
-    from . import arrays
-    from .backend import torch_device
-    from .errors import BeatflowError
-    from .model import fill_tail, row_template, save_model, split_indices
-    from .tables import read_frame
+    from beatflow.backend import torch_device
+    from beatflow.errors import BeatflowError
+    from beatflow.io import arrays
+    from beatflow.io.tables import read_frame
+    from beatflow.learn.model import fill_tail, row_template, save_model, split_indices
 
     t0 = time.perf_counter()
     device = torch_device(backend)
@@ -203,7 +203,7 @@ def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, b
 
 def stretch_pivot(beats, fs: float) -> int:
     """The row sample ``QRS_AFTER_PEAK_S`` after the R peak."""
-    from .model import peak_offset
+    from beatflow.learn.model import peak_offset
 
     return peak_offset(beats) + round(QRS_AFTER_PEAK_S * fs)
 
@@ -212,7 +212,7 @@ def kept_lengths(beats, rows, record: str, embedding_path):
     """The length (samples, at most the row width) of each embedded beat, checked against the embedding."""
     import numpy as np
 
-    from .errors import BeatflowError
+    from beatflow.errors import BeatflowError
 
     lengths = beats["length"].to_numpy()[beats["kept"].to_numpy()]
     if len(lengths) != rows.shape[0]:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import atomic_path
-from .timefmt import clock
+from beatflow.io.atomic import atomic_path
+from beatflow.timefmt import clock
 
 log = logging.getLogger("beatflow")
 
@@ -157,8 +157,8 @@ def plot(record: str, paths: dict, out_dir, seg, backend) -> None:
 
     ``paths``: ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``.
     """
-    from . import arrays
-    from .tables import read_frame, read_signal
+    from beatflow.io import arrays
+    from beatflow.io.tables import read_frame, read_signal
 
     out_dir = Path(out_dir)
     xp = backend.xp

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import atomic_path
-from .errors import BeatflowError
+from beatflow.errors import BeatflowError
+from beatflow.io.atomic import atomic_path
 
 log = logging.getLogger("beatflow")
 

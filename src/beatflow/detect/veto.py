@@ -10,7 +10,7 @@ tell them apart. A candidate is dropped when all three hold:
 * *strength*: its envelope is below ``veto_strength`` × the smaller of its neighbours'.
 
 Where the record has a second lead that shows the first lead's beat-shaped peaks (its support, see
-:func:`beatflow.segment.lead_support`, is at least ``2 × veto_support`` at 95 % of them), a candidate that
+:func:`beatflow.detect.peaks.lead_support`, is at least ``2 × veto_support`` at 95 % of them), a candidate that
 is not beat-shaped and has support below ``veto_support`` there is dropped on that alone: noise in one lead,
 no QRS in the other. A ventricular or aberrant beat is not beat-shaped either, but shows in both leads.
 
@@ -37,7 +37,7 @@ MAX_PASSES = 8
 
 def qrs_band(x, fs: float, xp, work_bytes: int | None = None):
     """The lead band-passed to the QRS band (baseline and T waves out), for :func:`qrs_correlation`."""
-    from .filters import band_pass
+    from beatflow.dsp.filters import band_pass
 
     return band_pass([x], fs, *BAND_HZ, xp, work_bytes)[0]
 
@@ -45,7 +45,7 @@ def qrs_band(x, fs: float, xp, work_bytes: int | None = None):
 def qrs_correlation(y, fs: float, peaks, strength, xp):
     """Pearson correlation of each peak's QRS window of the band-passed lead ``y`` (:func:`qrs_band`) with the
     median window of the stronger half of the peaks."""
-    from .segment import window_index
+    from beatflow.detect.peaks import window_index
 
     windows = y[window_index(peaks, max(1, round(HALF_WINDOW_S * fs)), y.shape[0], xp)]
     windows -= windows.mean(axis=1, keepdims=True)

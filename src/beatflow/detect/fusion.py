@@ -59,7 +59,7 @@ def fused_envelope(first, second, fs: float, xp):
 def snap(peaks, envelope, fs: float, xp, floor: float):
     """Each of ``peaks`` moved to the largest ``envelope`` sample within ±``SNAP_S``, kept if that sample is at
     least ``floor`` (sorted, unique)."""
-    from .segment import window_index
+    from beatflow.detect.peaks import window_index
 
     index = window_index(peaks, max(1, round(SNAP_S * fs)), envelope.shape[0], xp)
     moved = index[xp.arange(peaks.shape[0]), xp.argmax(envelope[index], axis=1)]

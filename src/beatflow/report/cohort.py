@@ -15,7 +15,7 @@ def record_summary(record: str, scores_path, signal_path, benchmarks: dict[str, 
     """Duration, beats, mean heart rate, anomalies by reason, backend and seconds per stage of one record."""
     import pyarrow.parquet as pq
 
-    from .tables import read_frame, read_metadata, signal_info
+    from beatflow.io.tables import read_frame, read_metadata, signal_info
 
     fs, _ = signal_info(signal_path)
     scores = read_frame(scores_path)
@@ -55,7 +55,7 @@ def summary_table(rows: list[dict]):
 
 def cohort_plot(table):
     """Anomalies per hour by reason, one bar per record, and each record's mean heart rate."""
-    from .plots import _hv
+    from beatflow.report.plots import _hv
 
     hv = _hv()
     hours = table.duration_s / 3600
@@ -72,8 +72,8 @@ def cohort_plot(table):
 
 def write_cohort(records: list[str], inputs: dict, summary_path, plot_stem) -> None:
     """``inputs[record]`` holds ``scores``, ``signal`` and ``benchmarks`` (stage → benchmark file)."""
-    from .plots import save
-    from .tables import write_frame
+    from beatflow.report.plots import save
+    from beatflow.io.tables import write_frame
 
     table = summary_table([record_summary(r, inputs[r]["scores"], inputs[r]["signal"], inputs[r]["benchmarks"])
                            for r in records])

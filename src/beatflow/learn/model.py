@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .errors import BeatflowError
+from beatflow.errors import BeatflowError
 
 
 def split_indices(n: int, train_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -131,7 +131,7 @@ def loss_terms(model: ConvVAE, x):
 
 
 def save_model(model: ConvVAE, hparams: dict, history: list[float], path) -> None:
-    from .atomic import atomic_path
+    from beatflow.io.atomic import atomic_path
 
     with atomic_path(path) as tmp:
         torch.save({"state_dict": {k: v.cpu() for k, v in model.state_dict().items()},

@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .atomic import atomic_path
-from .errors import BeatflowError
+from beatflow.errors import BeatflowError
+from beatflow.io.atomic import atomic_path
 
 FS_KEY = b"fs"
 

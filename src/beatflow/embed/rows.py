@@ -6,31 +6,33 @@ from __future__ import annotations
 
 import logging
 
-from .errors import BeatflowError
+from beatflow.errors import BeatflowError
 
 log = logging.getLogger("beatflow")
 
 
 def embed_beats(x, starts, lengths, width: int, backend):
     """``[beats, channels, width]`` rows from signal ``x`` ``[channels, n]`` (Numba kernel, CUDA or CPU)."""
-    from . import kernels
-
     xp = backend.xp
     starts = xp.asarray(starts, dtype=xp.int64)
     lengths = xp.asarray(lengths, dtype=xp.int64)
     if backend.gpu:
         out = xp.empty((starts.shape[0], x.shape[0], width), dtype=xp.float32)
-        kernels.embed_cuda(x, starts, lengths, xp.empty(out.shape[:2]), out)
+        from beatflow.embed.kernels_cuda import embed_cuda
+
+        embed_cuda(x, starts, lengths, xp.empty(out.shape[:2]), out)
         return out
-    return kernels.embed_cpu(x, starts, lengths, width)
+    from beatflow.embed.kernels import embed_cpu
+
+    return embed_cpu(x, starts, lengths, width)
 
 
 def embed(record: str, signal_path, beats_path, out_path, length_s: float, backend,
           band_hz: tuple[float, float] = (0.5, 40.0), work_bytes: int | None = None) -> None:
     """Embed the kept beats of one record and write ``embedding.npy``."""
-    from . import arrays
-    from .filters import band_pass, band_pass_taps
-    from .tables import read_frame, read_signal
+    from beatflow.dsp.filters import band_pass, band_pass_taps
+    from beatflow.io import arrays
+    from beatflow.io.tables import read_frame, read_signal
 
     signals, fs = read_signal(signal_path, backend)
     beats = read_frame(beats_path, columns=["start", "length", "kept"])

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from .errors import BeatflowError
-from .timefmt import clock
+from beatflow.errors import BeatflowError
+from beatflow.timefmt import clock
 
 log = logging.getLogger("beatflow")
 

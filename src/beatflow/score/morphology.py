@@ -6,19 +6,19 @@ distances at their lower quartile and 80th percentile (:func:`fitted_threshold`)
 have heavier tails than the Gaussian ``chi2(latent_dim)``, more so the noisier the record, and the fit follows
 them while ignoring up to a fifth of the training beats (abnormal or buried in noise). The judge's ratio is
 in linear units, the square root of the squared distance over the threshold, as the rhythm ratio is linear in
-the interval's deviation: a beat halfway to either threshold scores 0.5 (:mod:`beatflow.score` takes the larger).
+the interval's deviation: a beat halfway to either threshold scores 0.5 (:mod:`beatflow.score.scores` takes the larger).
 
 Two things a row holds are not its beat's shape, and the judge discounts them:
 
 * *T-wave timing.* The T wave follows the preceding RR interval (QT adaptation); the VAE was trained on rows
-  stretched after the QRS by up to ``train.warp`` (:mod:`beatflow.augment`). A row is judged at the
+  stretched after the QRS by up to ``train.warp`` (:mod:`beatflow.learn.augment`). A row is judged at the
   alignments :func:`alignments` lists, by the same stretch, and counts at the closest one. The threshold comes
   from the training rows as they are: aligned distances shrink more in the bulk than in the tail, so a law
   fitted to them would sit lower than the normal beats' spread.
 * *The previous beat's spill.* At a fast rate the row's first ``pre_peak_s`` hold the previous beat's T wave.
   After an anomalous beat (a wide complex and its discordant T wave) that makes a normal beat look odd, so the
   beat after an anomalous one is judged again with its row up to ``QRS_BEFORE_PEAK_S`` before its R peak taken
-  from the row template (:func:`beatflow.model.fill_head`).
+  from the row template (:func:`beatflow.learn.model.fill_head`).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class Morphology:
         row of tensor ``x`` stretched by each factor."""
         import torch
 
-        from .augment import stretch_after
+        from beatflow.learn.augment import stretch_after
 
         def aligned(chunk, factor):
             if factor == 1:
@@ -127,10 +127,10 @@ class Morphology:
 
     def ratio_with_template_head(self, x, rows: np.ndarray, end: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`ratio` of rows ``rows`` of tensor ``x`` with their first ``end`` samples from the model's row
-        template (:func:`beatflow.model.fill_head`)."""
+        template (:func:`beatflow.learn.model.fill_head`)."""
         import torch
 
-        from .model import fill_head
+        from beatflow.learn.model import fill_head
 
         heads = fill_head(x[torch.as_tensor(rows, device=x.device)], end, self.model.template)
         return self.ratio(self.latents(heads))

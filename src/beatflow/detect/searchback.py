@@ -24,9 +24,9 @@ MARGIN = 0.5  # × the reference RR from either end of the interval: T waves out
 
 def search_back(peaks: np.ndarray, envelope, band, fs: float, p, backend) -> np.ndarray:
     """``peaks`` (host int64, increasing) with the beats found in their long intervals; ``envelope`` is the
-    detection envelope and ``band`` the first lead's :func:`beatflow.veto.qrs_band` (``xp`` arrays)."""
-    from .segment import nms_mask
-    from .veto import qrs_correlation, reference_rr
+    detection envelope and ``band`` the first lead's :func:`beatflow.detect.veto.qrs_band` (``xp`` arrays)."""
+    from beatflow.detect.peaks import nms_mask
+    from beatflow.detect.veto import qrs_correlation, reference_rr
 
     if p.search_back <= 0 or peaks.shape[0] < 3:
         return peaks

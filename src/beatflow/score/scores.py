@@ -6,7 +6,7 @@ Both parts are ratios to their own threshold in linear units (a beat halfway to 
 after a pause, or an interval from the previous beat outside ``[min_rr_s, max_rr_s]``), and below 1 the two
 parts rank beats alike.
 
-Morphology (:mod:`beatflow.morphology`) is where a beat's VAE latent mean (of its row with the padding filled
+Morphology (:mod:`beatflow.score.morphology`) is where a beat's VAE latent mean (of its row with the padding filled
 from the model's row template) lies relative to the training beats, over a chi-square threshold fitted to
 them; the row is judged at its closest T-wave alignment, and the beat after an anomalous one with its head
 (the previous beat's spill) from the template. The VAE's reconstruction error, the seed's score, ranked rare
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .params import FromConfig
+from beatflow.params import FromConfig
 
 log = logging.getLogger("beatflow")
 
@@ -86,18 +86,18 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     import pandas as pd
     import torch
 
-    from . import arrays
-    from .backend import torch_device
-    from .errors import BeatflowError
-    from .model import load_model, peak_offset, split_indices
-    from .morphology import (
+    from beatflow.backend import torch_device
+    from beatflow.errors import BeatflowError
+    from beatflow.io import arrays
+    from beatflow.io.tables import read_frame, signal_info, write_frame
+    from beatflow.learn.model import load_model, peak_offset, split_indices
+    from beatflow.learn.train import as_tensor, kept_lengths, stretch_pivot
+    from beatflow.score.morphology import (
         QRS_BEFORE_PEAK_S,
         Morphology,
         alignments,
         rows_after_anomalies,
     )
-    from .tables import read_frame, signal_info, write_frame
-    from .train import as_tensor, kept_lengths, stretch_pivot
 
     fs, _ = signal_info(paths["signal"])
     beats = read_frame(paths["beats"], columns=["beat", "peak", "start", "length", "kept"])

@@ -1,5 +1,5 @@
 """Zero-phase band-pass filtering: a linear-phase FIR (``scipy.signal.firwin``, Hamming window) applied
-centred by :func:`beatflow.convolve.convolve_same`, so a long recording is filtered in bounded memory and
+centred by :func:`beatflow.dsp.convolve.convolve_same`, so a long recording is filtered in bounded memory and
 identically however it is batched.
 
 The filter spans ``TRANSITION_CYCLES / low_hz`` seconds: 8.25 s for a 0.5 Hz cut-off, whose transition band
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .convolve import convolve_same
+from beatflow.dsp.convolve import convolve_same
 
 TRANSITION_CYCLES = 4.125  # Hamming: transition width ≈ 3.3 / duration → 0.8 × low_hz
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .errors import BeatflowError
-from .params import FromConfig
-from .quality import check_clipping, fill_gaps
-from .tables import write_signal
+from beatflow.errors import BeatflowError
+from beatflow.params import FromConfig
+from beatflow.io.signal_checks import check_clipping, fill_gaps
+from beatflow.io.tables import write_signal
 
 log = logging.getLogger("beatflow")
 

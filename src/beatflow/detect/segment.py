@@ -1,0 +1,118 @@
+"""segment: first lead → Ricker-wavelet responses at two widths (FFT convolution) → non-maximum suppression
+(Numba) → R peaks above an adaptive threshold → ``beats.parquet`` (beat, peak, start, length, kept).
+
+The narrow wavelet matches normal QRS complexes, the wide one the broad complexes of ventricular and
+aberrant beats (which the narrow one sees at a third of a normal beat's response, as low as muscle noise).
+Each response is oriented (QRS up) and divided by its own local reference, the running median of block
+maxima, so the detector works on the larger of two dimensionless envelopes. The second lead, where the
+record has one and it shows the first lead's beats, is averaged into the envelope where the first lead is
+the noisier (:mod:`beatflow.detect.fusion`) and confirms or refutes the peaks the noise veto suspects
+(:func:`lead_support`); the peaks stay on the first lead.
+
+Written once against the array module ``xp`` (cupy on the GPU, numpy on the CPU).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from beatflow.detect.envelope import detection_envelope
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.peaks import candidates, lead_support
+from beatflow.errors import BeatflowError
+
+log = logging.getLogger("beatflow")
+
+
+def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None, second=None) -> np.ndarray:
+    """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array): the NMS
+    peaks of the envelope above ``p.threshold``, less those the noise veto drops (:mod:`beatflow.detect.veto`), plus
+    the beat-shaped ones below it that long intervals hide (:mod:`beatflow.detect.searchback`). Where
+    the ``second`` lead (optional, same length) shows the first lead's beats, the envelope is the two leads'
+    noise-weighted mean (``fuse_leads``) and the veto asks it too (``veto_support``).
+
+    Memory, per sample: the signal, its centred copy and the two wavelet responses (16 bytes), then the
+    envelope and a byte mask; with a second lead, that lead and the first lead's envelope stay while the
+    second's is made (24 bytes); then the signal, the veto's band-passed copy of it and the envelopes, with a
+    second lead its signal and the fused envelope too (24 bytes); plus ``work_bytes`` for the convolutions."""
+    from beatflow.detect.searchback import search_back
+    from beatflow.detect.veto import noise_veto, qrs_band
+
+    envelope = detection_envelope(x, fs, p, backend, work_bytes)
+    peaks = candidates(envelope, fs, p, backend)
+    fuse = second is not None and p.fuse_leads
+    if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse and p.search_back <= 0):
+        return backend.to_host(peaks).astype(np.int64)
+    lead = None
+    if second is not None and (fuse or p.veto_support > 0):
+        lead = detection_envelope(second, fs, p, backend, work_bytes, absolute=True)
+    band = qrs_band(x, fs, backend.xp, work_bytes)
+    if fuse:
+        envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend)
+    support = lead_support(lead, fs, peaks, backend.xp) if lead is not None and p.veto_support > 0 else None
+    kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support)
+    return search_back(kept, envelope, band, fs, p, backend)
+
+
+def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, backend):
+    """``(envelope, peaks)`` of the two leads (:mod:`beatflow.detect.fusion`) if the second lead's envelope ``lead``
+    shows the first lead's beat-shaped ``peaks`` (:func:`beatflow.detect.veto.second_lead_confirms`), else as given."""
+    from beatflow.detect.fusion import fused_envelope, snap
+    from beatflow.detect.veto import qrs_correlation, second_lead_confirms
+
+    xp = backend.xp
+    correlation = qrs_correlation(band, fs, peaks, envelope[peaks], xp)
+    if not second_lead_confirms(backend.to_host(lead_support(lead, fs, peaks, xp)), backend.to_host(correlation), p):
+        log.info("detection on the first lead alone: the second lead does not show its beats")
+        return envelope, peaks
+    log.info("detection on both leads, each weighted by its local noise (the second shows the first lead's beats)")
+    fused = fused_envelope(envelope, lead, fs, xp)
+    return fused, snap(candidates(fused, fs, p, backend), envelope, fs, xp, floor=p.threshold / 2)
+
+
+def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
+    """The ``beats.parquet`` table from host peak indices: windows start ``pre_peak_s`` before each peak and
+    last until the next peak (the last beat: to the end of the recording). ``kept`` = inside the recording
+    and ``min_rr_s ≤ length ≤ max_rr_s``."""
+    import pandas as pd
+
+    pre = round(p.pre_peak_s * fs)
+    start = peaks - pre
+    length = np.diff(peaks, append=n_samples)
+    in_range = (length >= p.min_rr_s * fs) & (length <= p.max_rr_s * fs)
+    complete = (start >= 0) & (np.arange(len(peaks)) < len(peaks) - 1)
+    return pd.DataFrame({
+        "beat": np.arange(len(peaks), dtype=np.int64),
+        "peak": peaks.astype(np.int64),
+        "start": np.maximum(start, 0).astype(np.int64),
+        "length": length.astype(np.int64),
+        "kept": in_range & complete,
+    })
+
+
+def segment(record: str, signal_path, out_path, p: SegmentParams, backend, work_bytes: int | None = None) -> None:
+    """Detect the beats of one record and write ``beats.parquet``."""
+    from beatflow.io.tables import read_signal, signal_info, write_frame
+
+    fs, leads = signal_info(signal_path)
+    signals, _ = read_signal(signal_path, backend, leads[:2])
+    x, second = signals[leads[0]], signals.get(leads[1]) if len(leads) > 1 else None
+    duration = x.shape[0] / fs
+    if duration < 4 * p.max_rr_s:
+        raise BeatflowError(f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s",
+                            record=record, path=str(signal_path))
+    try:
+        peaks = detect_peaks(x, fs, p, backend, work_bytes, second)
+    except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
+        raise BeatflowError(f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples "
+                            f"({x.nbytes / 1e9:.1f} GB per lead): run this record with device: cpu or on a "
+                            "GPU with more memory", record=record, path=str(signal_path)) from exc
+    if len(peaks) < 3:
+        raise BeatflowError(f"found {len(peaks)} beat(s) in lead {leads[0]!r}: flat line or no ECG?",
+                            record=record, path=str(signal_path))
+    table = beats_table(peaks, x.shape[0], fs, p)
+    write_frame(table, out_path)
+    log.info("segment %s: %d beats (%d kept), mean heart rate %.1f bpm, lead %s", record, len(table),
+             int(table.kept.sum()), 60 * (len(peaks) - 1) / ((peaks[-1] - peaks[0]) / fs), leads[0])
