@@ -60,15 +60,20 @@ def csv_parse(csv: Path, leads: list[str], backend, sync, repeat: int) -> dict:
 
 
 def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
-    from beatflow.embed.rows import embed_beats
-    from beatflow.dsp.filters import band_pass
+    from beatflow.detect.envelope import (
+        detection_envelope,
+        per_block,
+        polarity_and_reference,
+        wavelet_responses,
+    )
     from beatflow.detect.fusion import fused_envelope
-    from beatflow.detect.searchback import search_back
-    from beatflow.detect.envelope import detection_envelope, per_block, polarity_and_reference, wavelet_responses
-    from beatflow.detect.peaks import lead_support, nms_mask
     from beatflow.detect.params import SegmentParams
+    from beatflow.detect.peaks import lead_support, nms_mask
+    from beatflow.detect.searchback import search_back
     from beatflow.detect.segment import beats_table, detect_peaks
     from beatflow.detect.veto import noise_veto, qrs_band
+    from beatflow.dsp.filters import band_pass
+    from beatflow.embed.rows import embed_beats
 
     p = SegmentParams()
     leads = list(signals.values())
@@ -172,7 +177,7 @@ def main() -> None:
     backend = select_backend(a.device, needs=("cudf", "kvikio", "numba.cuda", "torch"))
     sync = backend.xp.cuda.Device().synchronize if backend.gpu else (lambda: None)
     leads = [c for c in csv_header(a.csv) if c != TIME]
-    signals, _ = read_source(a.csv, leads, backend.gpu)
+    signals, _, _ = read_source(a.csv, leads, backend.gpu)
     fs = resolve_fs(None, signals.pop(TIME), backend.xp)
     report = {"device": backend.detail, "csv": str(a.csv),
               "csv_parse": csv_parse(a.csv, leads, backend, sync, a.repeat),

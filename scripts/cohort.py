@@ -11,7 +11,9 @@ def main(smk):
     benchmarks = iter(smk.input.benchmarks)  # expand(): record-major, then stage
     inputs = {record: {"scores": scores, "signal": signal, "benchmarks": {s: next(benchmarks) for s in stages}}
               for record, scores, signal in zip(records, smk.input.scores, smk.input.signals, strict=True)}
-    write_cohort(records, inputs, smk.output.summary, Path(smk.output.png).with_suffix(""))
+    evaluations = dict(zip(smk.params.truth_records, smk.input.evaluations, strict=True))
+    write_cohort(records, inputs, smk.output.summary, Path(smk.output.png).with_suffix(""), evaluations,
+                 smk.output.evaluation)
 
 
 run_stage("cohort", snakemake, main)  # noqa: F821 (injected by Snakemake)

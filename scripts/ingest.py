@@ -7,7 +7,7 @@ def main(smk):
     from beatflow.io.ingest import IngestParams, ingest
 
     backend = select_backend(smk.config["device"], needs=("cudf",))
-    ingest(smk.wildcards.record, smk.input.record, smk.params.fs, smk.params.leads, smk.output[0], backend,
+    ingest(smk.wildcards.record, smk.params.path, smk.params.fs, smk.params.leads, smk.output[0], backend,
            IngestParams.from_config(smk.params.ingest))
 
 

@@ -33,6 +33,7 @@ def test_evaluate_figures():
     e = evaluate(truth, scores, fs=100.0)
     assert (e["true_positives"], e["false_positives"], e["false_negatives"]) == (3, 1, 1)
     assert e["sensitivity"] == pytest.approx(0.75) and e["ppv"] == pytest.approx(0.75) and e["f1"] == pytest.approx(0.75)
-    assert e["auroc"] == 1.0 and e["per_label"]["V"] == {"n": 1, "detected": 1, "auroc": 1.0, "flagged": 1.0}
-    assert e["per_label"]["A"] == {"n": 1, "detected": 0, "auroc": None, "flagged": None}
+    assert e["auroc"] == 1.0 and e["per_label"]["V"] == {"n": 1, "detected": 1, "auroc": 1.0, "flagged": 1.0,
+                                                             "flag_ppv": 1.0}
+    assert e["per_label"]["A"] == {"n": 1, "detected": 0, "auroc": None, "flagged": None, "flag_ppv": None}
     assert e["normal_flagged"] == 0.0

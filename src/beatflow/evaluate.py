@@ -1,8 +1,11 @@
-"""evaluate: detected beats against a truth file → ``evaluation.json``.
+"""evaluate: detected beats against a truth file (CSV or WFDB annotations, :mod:`beatflow.io.truth`)
+→ ``evaluation.json``, as ANSI/AAMI EC57 reckons it.
 
-Beats are matched one-to-one within a tolerance (150 ms, as ANSI/AAMI EC57), nearest pairs first.
-AUROC uses the ``score`` of matched beats: abnormal (label other than ``N``) against normal, overall and
-per label (the Mann–Whitney U statistic divided by the number of pairs).
+Beats are matched one-to-one within a tolerance (150 ms), nearest pairs first; ventricular
+flutter/fibrillation episodes are left out of every figure. AUROC uses the ``score`` of matched beats:
+abnormal (label other than ``N``) against normal, overall and per label or AAMI class (the Mann–Whitney U
+statistic divided by the number of pairs). The cohort's gross and record-average figures, as PhysioNet's
+``sumstats`` gives them, are :func:`cohort_figures`.
 """
 
 from __future__ import annotations
@@ -47,52 +50,132 @@ def auroc(positive: np.ndarray, negative: np.ndarray) -> float | None:
     return float(mannwhitneyu(positive, negative).statistic / (len(positive) * len(negative)))
 
 
-def evaluate(truth, scores, fs: float) -> dict:
-    """Detection and anomaly figures from a truth table (``sample``, ``label``) and ``scores.parquet``."""
-    true = truth["sample"].to_numpy(np.int64)
-    detected = np.round(scores["time_s"].to_numpy() * fs).astype(np.int64)
+def flag_figures(labels: np.ndarray, scores: np.ndarray, flagged: np.ndarray, label: str) -> dict:
+    """Figures of one class among the matched beats: its count, AUROC of ``score`` against ``N``, the share of
+    it that is flagged (the flags' sensitivity) and the flags' positive predictivity against ``N`` (flagged
+    beats of the class over flagged beats of the class or ``N``)."""
+    here, normal = labels == label, labels == "N"
+    hits, false = int(flagged[here].sum()), int(flagged[normal].sum())
+    return {"detected": int(here.sum()), "auroc": auroc(scores[here], scores[normal]),
+            "flagged": float(flagged[here].mean()) if here.any() else None,
+            "flag_ppv": hits / (hits + false) if hits + false else None}
+
+
+def excluded_intervals_s(excluded: np.ndarray, true: np.ndarray, detected: np.ndarray, fs: float) -> list:
+    """The excluded intervals in seconds, an open end closed at the last reference or detected beat."""
+    last = max([0, *true[-1:], *detected[-1:]]) + 1
+    return [[round(start / fs, 3), round(min(end, last) / fs, 3)] for start, end in excluded]
+
+
+def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> dict:
+    """Detection and anomaly figures, as ANSI/AAMI EC57 reckons them, from a truth table (``sample``,
+    ``label``, optionally ``symbol``) and ``scores.parquet``. Reference and detected beats inside an
+    ``excluded`` interval (``[k, 2]`` samples ``[start, end)``: ventricular flutter/fibrillation) count in
+    no figure. Per label (each truth label, or AAMI class): ``n``, ``detected``, AUROC against ``N``, the
+    share ``flagged`` and the flags' ``flag_ppv``; per symbol, where the truth has symbols, its class, ``n``,
+    ``detected``, ``flagged`` and (outside class N) AUROC against class N."""
+    from beatflow.io.truth import outside
+
+    excluded = np.empty((0, 2), np.int64) if excluded is None else excluded
+    keep_true = outside(truth["sample"].to_numpy(np.int64), excluded)
+    true = truth["sample"].to_numpy(np.int64)[keep_true]
+    all_labels = truth["label"].astype(str).to_numpy()[keep_true]
+    all_symbols = (truth["symbol"] if "symbol" in truth else truth["label"]).astype(str).to_numpy()[keep_true]
+    detected_all = np.round(scores["time_s"].to_numpy() * fs).astype(np.int64)
+    keep_detected = outside(detected_all, excluded)
+    detected = detected_all[keep_detected]
     ti, di = match(true, detected, TOLERANCE_S * fs)
     tp = len(ti)
     sens = tp / len(true) if len(true) else 0.0
     ppv = tp / len(detected) if len(detected) else 0.0
-    all_labels = truth["label"].astype(str).to_numpy()
-    labels = all_labels[ti]
-    matched_scores = scores["score"].to_numpy()[di]
-    flagged = scores["anomaly"].to_numpy()[di]
+    labels, symbols = all_labels[ti], all_symbols[ti]
+    matched_scores = scores["score"].to_numpy()[keep_detected][di]
+    flagged = scores["anomaly"].to_numpy()[keep_detected][di]
     normal = matched_scores[labels == "N"]
-    per_label = {}
-    for lab in sorted(set(all_labels) - {"N"}):
-        here = labels == lab
-        per_label[lab] = {"n": int((all_labels == lab).sum()), "detected": int(here.sum()),
-                          "auroc": auroc(matched_scores[here], normal),
-                          "flagged": float(flagged[here].mean()) if here.any() else None}
-    return {
+    per_label = {lab: {"n": int((all_labels == lab).sum()), **flag_figures(labels, matched_scores, flagged, lab)}
+                 for lab in sorted(set(all_labels) - {"N"})}
+    result = {
         "tolerance_s": TOLERANCE_S, "n_true": len(true), "n_detected": len(detected),
         "true_positives": tp, "false_positives": int(len(detected) - tp), "false_negatives": int(len(true) - tp),
         "sensitivity": sens, "ppv": ppv, "f1": 2 * sens * ppv / (sens + ppv) if sens + ppv else 0.0,
         "auroc": auroc(matched_scores[labels != "N"], normal),
         "normal_flagged": float(flagged[labels == "N"].mean()) if len(normal) else None,
+        "normal_detected": len(normal),
         "per_label": per_label,
+        "excluded": {"reference_beats": int((~keep_true).sum()), "detected_beats": int((~keep_detected).sum()),
+                     "intervals_s": excluded_intervals_s(excluded, truth["sample"].to_numpy(np.int64), detected_all,
+                                                         fs)},
     }
+    if not np.array_equal(all_symbols, all_labels):
+        by_symbol = {}
+        for sym in sorted(set(all_symbols)):
+            here = symbols == sym
+            label = str(all_labels[all_symbols == sym][0])
+            by_symbol[sym] = {"class": label, "n": int((all_symbols == sym).sum()), "detected": int(here.sum()),
+                              "auroc": auroc(matched_scores[here], normal) if label != "N" else None,
+                              "flagged": float(flagged[here].mean()) if here.any() else None}
+        result["per_symbol"] = by_symbol
+    return result
+
+
+CLASS_MIN_BEATS = 10  # a record counts in a class's AUROC figures with at least this many beats of it
+PACED = ("/", "f")  # EC57 leaves records with paced beats out of the classification figures
+
+
+def cohort_figures(evaluations: dict[str, dict], classes=("V", "S")) -> dict:
+    """Gross (summed over records before dividing) and record-average figures of ``evaluations`` (record →
+    :func:`evaluate`'s dict), as PhysioNet's ``sumstats``: detection Se, +P and F1; per class, the flags'
+    sensitivity and +P against ``N`` and the AUROC's median and minimum over the records with at least
+    ``CLASS_MIN_BEATS`` beats of it (records with paced beats left out); the median share of normal beats
+    flagged."""
+    def ratio(a, b):
+        return a / b if b else None
+
+    def average(values):
+        values = [v for v in values if v is not None]
+        return float(np.mean(values)) if values else None
+
+    rows = list(evaluations.values())
+    tp, fp, fn = (sum(e[k] for e in rows) for k in ("true_positives", "false_positives", "false_negatives"))
+    out = {"records": len(rows), "detection": {
+        "true_positives": tp, "false_positives": fp, "false_negatives": fn,
+        "gross_sensitivity": ratio(tp, tp + fn), "gross_ppv": ratio(tp, tp + fp),
+        "average_sensitivity": average([e["sensitivity"] for e in rows]),
+        "average_ppv": average([e["ppv"] for e in rows]),
+        "min_f1": min((e["f1"] for e in rows), default=None),
+        "records_f1_below_0.99": sorted(r for r, e in evaluations.items() if e["f1"] < 0.99)}}
+    unpaced = {r: e for r, e in evaluations.items() if not set(PACED) & set(e.get("per_symbol", {}))}
+    flagged_normal = sum(round((e["normal_flagged"] or 0) * e["normal_detected"]) for e in unpaced.values())
+    for label in classes:
+        present = {r: e["per_label"][label] for r, e in unpaced.items() if label in e["per_label"]}
+        hits = sum(round((c["flagged"] or 0) * c["detected"]) for c in present.values())
+        enough = {r: c["auroc"] for r, c in present.items() if c["n"] >= CLASS_MIN_BEATS and c["auroc"] is not None}
+        out[label] = {"records": len(present), "beats": sum(c["n"] for c in present.values()),
+                      "gross_flag_sensitivity": ratio(hits, sum(c["detected"] for c in present.values())),
+                      "gross_flag_ppv": ratio(hits, hits + flagged_normal),
+                      "auroc_records": len(enough),
+                      "auroc_median": float(np.median(list(enough.values()))) if enough else None,
+                      "auroc_min": min(enough.values(), default=None),
+                      "auroc_lowest_record": min(enough, key=enough.get) if enough else None}
+    shares = [e["normal_flagged"] for e in unpaced.values() if e["normal_flagged"] is not None]
+    out["normal_flagged_median"] = float(np.median(shares)) if shares else None
+    out["normal_flagged_gross"] = ratio(flagged_normal, sum(e["normal_detected"] for e in unpaced.values()))
+    return out
 
 
 def write_evaluation(record: str, truth_path, scores_path, signal_path, out_path) -> dict:
     """Read the inputs, evaluate, write ``evaluation.json`` atomically and return the figures."""
-    import pandas as pd
-
-    from beatflow.io.atomic import atomic_path
     from beatflow.errors import BeatflowError
+    from beatflow.io.atomic import atomic_path
     from beatflow.io.tables import read_frame, signal_info
+    from beatflow.io.truth import read_truth
 
     try:
-        truth = pd.read_csv(truth_path)
-    except (OSError, ValueError) as exc:
-        raise BeatflowError(f"cannot read the truth file ({exc})", record=record, path=str(truth_path)) from exc
-    if not {"sample", "label"} <= set(truth.columns):
-        raise BeatflowError(f"truth needs columns sample and label, has {list(truth.columns)}", record=record,
-                            path=str(truth_path))
+        truth, excluded = read_truth(truth_path)
+    except BeatflowError as exc:
+        raise BeatflowError(exc.problem, record=record, path=str(truth_path)) from exc
     fs, _ = signal_info(signal_path)
-    result = {"record": record, **evaluate(truth, read_frame(scores_path), fs)}
+    result = {"record": record, **evaluate(truth, read_frame(scores_path), fs, excluded)}
     with atomic_path(out_path) as tmp:
         tmp.write_text(json.dumps(result, indent=2) + "\n")
     return result

@@ -1,12 +1,15 @@
 rule cohort:
-    """One row per record (duration, beats, heart rate, anomalies by reason, backend, seconds per stage)
-    → results/cohort/summary.parquet, and the cohort figure. Target: `snakemake cohort`."""
+    """One row per record (duration, beats, heart rate, anomalies by reason, backend, seconds per stage, and
+    with truth its evaluation) → results/cohort/summary.parquet; the gross and record-average evaluation
+    (EC57, as sumstats) → results/cohort/evaluation.json; and the cohort figure. Target: `snakemake cohort`."""
     input:
         scores=expand("results/{record}/scores.parquet", record=RECORDS.index),
         signals=expand("results/{record}/signal.parquet", record=RECORDS.index),
         benchmarks=expand("logs/{record}/{stage}.benchmark.tsv", record=RECORDS.index, stage=STAGES),
+        evaluations=expand("results/{record}/evaluation.json", record=TRUTH_RECORDS),
     output:
         summary="results/cohort/summary.parquet",
+        evaluation="results/cohort/evaluation.json",
         html=report(
             "results/cohort/cohort.html",
             caption="../report/cohort.rst",
@@ -21,6 +24,7 @@ rule cohort:
         ),
     params:
         records=list(RECORDS.index),
+        truth_records=TRUTH_RECORDS,
         stages=STAGES,
     log:
         "logs/cohort.log",

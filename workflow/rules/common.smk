@@ -61,10 +61,23 @@ def load_records(sheet_path):
 
 
 RECORDS = load_records(config["records"])
+TRUTH_RECORDS = [record for record in RECORDS.index if RECORDS.loc[record, "truth"]]
 
 
 def record_path(wildcards):
     return RECORDS.loc[wildcards.record, "path"]
+
+
+def record_files(wildcards):
+    """The files a record is read from, so that Snakemake reruns ingest when one changes: the file itself, or
+    for a WFDB record (`dir/208` or `dir/208.hea`) its header and the signal files beside it whose names start
+    with the record's (`208.dat`; a multi-segment record's `208_0001.dat`, …)."""
+    path = Path(record_path(wildcards))
+    if path.suffix.lower() == ".hea" or (not path.suffix and path.with_name(path.name + ".hea").exists()):
+        header = path if path.suffix else path.with_name(path.name + ".hea")
+        stem = header.with_suffix("")
+        return [str(header), *sorted(str(f) for f in header.parent.glob(f"{stem.name}*.dat"))]
+    return [str(path)]
 
 
 def record_fs(wildcards):

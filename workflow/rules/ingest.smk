@@ -1,10 +1,12 @@
 rule ingest:
-    """A record's CSV / CSV.gz / parquet → signal.parquet (float32 leads, fs metadata); cuDF on the GPU."""
+    """A record's CSV / CSV.gz / parquet, WFDB record or EDF/BDF file → signal.parquet (float32 leads, fs
+    metadata); cuDF parses CSV on the GPU."""
     input:
-        record=record_path,
+        record_files,
     output:
         "results/{record}/signal.parquet",
     params:
+        path=record_path,
         fs=record_fs,
         leads=record_leads,
         ingest=config["ingest"],

@@ -1,6 +1,9 @@
-"""ingest: a record's CSV / CSV.gz / parquet → ``signal.parquet`` (float32 leads, ``fs`` metadata).
+"""ingest: a record's CSV / CSV.gz / parquet, WFDB record or EDF / EDF+ / BDF file → ``signal.parquet``
+(float32 leads, ``fs`` metadata).
 
-CSV is parsed by cuDF on the GPU and by pyarrow's multithreaded reader on the CPU (never pandas' parser).
+CSV is parsed by cuDF on the GPU and by pyarrow's multithreaded reader on the CPU (never pandas' parser);
+WFDB and EDF are read on the host by ``wfdb`` and ``pyedflib`` (:mod:`beatflow.io.physio`), which carry
+their own sampling rate and lead names.
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ import numpy as np
 import pyarrow as pa
 
 from beatflow.errors import BeatflowError
-from beatflow.params import FromConfig
 from beatflow.io.signal_checks import check_clipping, fill_gaps
 from beatflow.io.tables import write_signal
+from beatflow.params import FromConfig
 
 log = logging.getLogger("beatflow")
 
@@ -87,8 +90,20 @@ def _read_gpu(path: Path, columns: list[str], csv: bool) -> dict:
     return {c: _as_float32(frame[c].to_cupy(), c) for c in columns}
 
 
-def read_source(path: Path, leads: list[str] | None, gpu: bool) -> tuple[dict, list[str]]:
-    """Read the record file: column name → array (cupy or numpy), leads as float32, ``time_s`` as float64."""
+def read_source(path: Path, leads: list[str] | None, gpu: bool) -> tuple[dict, list[str], float | None]:
+    """Read the record file: ``(columns, leads, fs)``, column name → array (cupy or numpy), leads as float32,
+    ``time_s`` as float64; ``fs`` is the file's own rate (WFDB, EDF) or None (CSV, parquet)."""
+    from beatflow.io.physio import is_edf, is_wfdb, read_edf, read_wfdb
+
+    if is_wfdb(path) or is_edf(path):
+        signals, chosen, fs = (read_wfdb if is_wfdb(path) else read_edf)(path, leads)
+        if gpu:
+            import cupy
+
+            signals = {name: cupy.asarray(values) for name, values in signals.items()}
+        return signals, chosen, fs
+    if not path.exists():
+        raise BeatflowError("file not found" + ("" if path.suffix else f" (nor a WFDB header {path.name}.hea)"))
     name = path.name.lower()
     csv = name.endswith((".csv", ".csv.gz"))
     if csv:
@@ -102,13 +117,18 @@ def read_source(path: Path, leads: list[str] | None, gpu: bool) -> tuple[dict, l
         numeric = {f.name for f in schema if pa.types.is_floating(f.type) or pa.types.is_integer(f.type)}
         chosen = choose_leads(header, leads, numeric)
     else:
-        raise BeatflowError("unsupported file type (use .csv, .csv.gz or .parquet)")
+        raise BeatflowError("unsupported file type (use .csv, .csv.gz, .parquet, a WFDB record, .edf or .bdf)")
     columns = chosen + ([TIME] if TIME in header else [])
-    return (_read_gpu if gpu else _read_cpu)(path, columns, csv), chosen
+    return (_read_gpu if gpu else _read_cpu)(path, columns, csv), chosen, None
 
 
-def resolve_fs(fs: float | None, time_s, xp=np) -> float:
-    """The sampling rate: the sheet's ``fs``, checked against ``time_s`` when both are given."""
+def resolve_fs(fs: float | None, time_s, xp=np, file_fs: float | None = None) -> float:
+    """The sampling rate: the file's own (WFDB, EDF) or the sheet's ``fs``, checked against ``time_s`` and
+    against each other when both are given."""
+    if file_fs is not None:
+        if fs is not None and np.isfinite(fs) and abs(file_fs - fs) > FS_TOLERANCE * fs:
+            raise BeatflowError(f"fs={fs:g} in the records sheet disagrees with the file's {file_fs:g} Hz")
+        return file_fs
     derived = None
     if time_s is not None and len(time_s) > 1:
         step = float(xp.median(xp.diff(time_s)))
@@ -141,14 +161,12 @@ def ingest(record: str, path, fs: float | None, leads: list[str] | None, out, ba
     path = Path(path)
     xp = backend.xp
     try:
-        if not path.exists():
-            raise BeatflowError("file not found")
         log.info("ingest %s: reading %s", record, path.resolve())
-        columns, chosen = read_source(path, leads, backend.gpu)
+        columns, chosen, file_fs = read_source(path, leads, backend.gpu)
         rows = len(columns[chosen[0]])
         if rows < 2:
             raise BeatflowError(f"only {rows} data row(s)")
-        fs = resolve_fs(fs, columns.get(TIME), xp)
+        fs = resolve_fs(fs, columns.get(TIME), xp, file_fs)
         signal = {}
         for name in chosen:
             signal[name] = fill_gaps(columns[name], fs, p.max_gap_s, name, xp)

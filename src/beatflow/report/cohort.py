@@ -70,14 +70,37 @@ def cohort_plot(table):
         hv.opts.Bars(stacked=True, xrotation=45, fig_inches=(6, 3.5), backend="matplotlib"))
 
 
-def write_cohort(records: list[str], inputs: dict, summary_path, plot_stem) -> None:
-    """``inputs[record]`` holds ``scores``, ``signal`` and ``benchmarks`` (stage → benchmark file)."""
-    from beatflow.report.plots import save
-    from beatflow.io.tables import write_frame
+EVALUATION_COLUMNS = ("sensitivity", "ppv", "f1", "normal_flagged")
 
-    table = summary_table([record_summary(r, inputs[r]["scores"], inputs[r]["signal"], inputs[r]["benchmarks"])
-                           for r in records])
+
+def evaluation_columns(evaluation: dict) -> dict:
+    """A record's detection figures, share of normal beats flagged, and AUROC of each class against N."""
+    row = {k: evaluation[k] for k in EVALUATION_COLUMNS}
+    row.update({f"auroc_{label}": v["auroc"] for label, v in evaluation["per_label"].items()})
+    return row
+
+
+def write_cohort(records: list[str], inputs: dict, summary_path, plot_stem, evaluations: dict | None = None,
+                 evaluation_path=None) -> None:
+    """``inputs[record]`` holds ``scores``, ``signal`` and ``benchmarks`` (stage → benchmark file);
+    ``evaluations`` maps the records with truth to their ``evaluation.json``, whose gross and record-average
+    figures (:func:`beatflow.evaluate.cohort_figures`) go to ``evaluation_path``."""
+    import json
+
+    from beatflow.evaluate import cohort_figures
+    from beatflow.io.atomic import atomic_path
+    from beatflow.io.tables import write_frame
+    from beatflow.report.plots import save
+
+    figures = {r: json.loads(Path(path).read_text()) for r, path in (evaluations or {}).items()}
+    rows = [record_summary(r, inputs[r]["scores"], inputs[r]["signal"], inputs[r]["benchmarks"]) for r in records]
+    for row in rows:
+        row.update(evaluation_columns(figures[row["record"]]) if row["record"] in figures else {})
+    table = summary_table(rows)
     write_frame(table, summary_path)
+    if evaluation_path is not None:
+        with atomic_path(evaluation_path) as tmp:
+            tmp.write_text(json.dumps(cohort_figures(figures), indent=2) + "\n")
     save(cohort_plot(table), Path(plot_stem))
     log.info("cohort: %d record(s), %.1f h, %d beats, %d anomalies", len(table), table.duration_s.sum() / 3600,
              int(table.beats.sum()), int(table.anomalies.sum()))

@@ -1,0 +1,127 @@
+"""Physiological recording formats: WFDB records (``wfdb``) and EDF / EDF+ / BDF files (``pyedflib``).
+
+Both readers return the chosen leads as float32 numpy arrays in millivolts (the header's physical units,
+scaled when they are µV or V), their names and the sampling rate from the file itself. A lead a record uses
+must share one rate with the others, or the error says which differ. The libraries parse the headers; a
+header that does not parse, a missing signal file, an unknown format or an unknown lead name is a
+:class:`BeatflowError` naming the file.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from beatflow.errors import BeatflowError
+
+log = logging.getLogger("beatflow")
+
+WFDB_SUFFIX = ".hea"
+EDF_SUFFIXES = (".edf", ".bdf")
+TO_MV = {"mv": 1.0, "uv": 1e-3, "µv": 1e-3, "μv": 1e-3, "v": 1e3}  # unknown units are kept as they are
+
+
+def is_wfdb(path: Path) -> bool:
+    """A WFDB record: ``dir/208.hea``, or ``dir/208`` (no suffix) beside its ``.hea``."""
+    return path.suffix.lower() == WFDB_SUFFIX or (not path.suffix and path.with_name(path.name + WFDB_SUFFIX).exists())
+
+
+def is_edf(path: Path) -> bool:
+    return path.suffix.lower() in EDF_SUFFIXES
+
+
+def wfdb_record_name(path: Path) -> str:
+    """The record name ``wfdb`` takes (``dir/208``) from ``dir/208`` or ``dir/208.hea``."""
+    return str(path.with_suffix("")) if path.suffix.lower() == WFDB_SUFFIX else str(path)
+
+
+def choose_named_leads(names: list[str], leads: list[str] | None, what: str) -> list[int]:
+    """Indices of the sheet's ``leads`` among a file's signal ``names`` (every signal when none are given)."""
+    if not leads:
+        return list(range(len(names)))
+    missing = [lead for lead in leads if lead not in names]
+    if missing:
+        raise BeatflowError(f"lead(s) {missing} not in the {what} (signals: {names})")
+    return [names.index(lead) for lead in leads]
+
+
+def one_rate(names: list[str], rates: list[float]) -> float:
+    """The leads' common sampling rate, or an error listing each lead's rate."""
+    if len(set(rates)) > 1:
+        listed = ", ".join(f"{n} {r:g} Hz" for n, r in zip(names, rates))
+        raise BeatflowError(f"the leads have different sampling rates ({listed}); choose leads of one rate "
+                            "in the records sheet's leads column")
+    return float(rates[0])
+
+
+def in_millivolts(values: np.ndarray, unit: str) -> np.ndarray:
+    """``values`` (float64) scaled to mV when ``unit`` is a voltage, as float32."""
+    return (values * TO_MV.get(unit.strip().lower(), 1.0)).astype(np.float32)
+
+
+def unique(names: list[str]) -> None:
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise BeatflowError(f"signal name(s) {duplicated} appear more than once; name distinct leads in the "
+                            "records sheet's leads column")
+
+
+def read_wfdb(path: Path, leads: list[str] | None) -> tuple[dict, list[str], float]:
+    """A WFDB record (single- or multi-segment): ``({lead: float32 mV}, leads, fs)``."""
+    import wfdb
+
+    name = wfdb_record_name(path)
+    header_file = Path(name + WFDB_SUFFIX)
+    if not header_file.exists():
+        raise BeatflowError(f"WFDB header {header_file} not found")
+    try:
+        header = wfdb.rdheader(name, rd_segments=True)
+    except Exception as exc:  # wfdb raises ValueError, IndexError, … on a malformed header
+        raise BeatflowError(f"cannot parse the WFDB header {header_file}: {exc}") from exc
+    if isinstance(header, wfdb.MultiRecord):  # the signals are described by the (layout) segment headers
+        header = next((s for s in header.segments if s is not None and s.sig_name), header)
+    names = list(header.sig_name or [])
+    if not names:
+        raise BeatflowError(f"the WFDB header {header_file} lists no signals")
+    chosen = choose_named_leads(names, leads, f"WFDB record {header_file}")
+    unique([names[i] for i in chosen])
+    per_frame = getattr(header, "samps_per_frame", None) or [1] * len(names)
+    one_rate([names[i] for i in chosen], [header.fs * per_frame[i] for i in chosen])
+    try:
+        record = wfdb.rdrecord(name, channels=chosen, physical=True, m2s=True)
+    except FileNotFoundError as exc:
+        raise BeatflowError(f"a signal file of WFDB record {header_file} is missing ({exc.filename or exc})") from exc
+    except Exception as exc:  # an unknown signal format, a truncated file, …
+        raise BeatflowError(f"cannot read the signals of WFDB record {header_file}: {type(exc).__name__}: {exc}") \
+            from exc
+    units = list(record.units or ["mV"] * len(chosen))
+    chosen_names = [names[i] for i in chosen]
+    signals = {n: in_millivolts(record.p_signal[:, k], units[k]) for k, n in enumerate(chosen_names)}
+    log.info("WFDB record %s: %d signal(s) at %g Hz, units %s", name, len(chosen), record.fs, units)
+    return signals, chosen_names, float(record.fs)
+
+
+def read_edf(path: Path, leads: list[str] | None) -> tuple[dict, list[str], float]:
+    """An EDF, EDF+ or BDF file: ``({lead: float32 mV}, leads, fs)``; the chosen leads must share one rate."""
+    import pyedflib
+
+    if not path.exists():
+        raise BeatflowError("file not found")
+    try:
+        reader = pyedflib.EdfReader(str(path))
+    except Exception as exc:  # OSError with pyedflib's own message for a malformed header
+        raise BeatflowError(f"cannot parse the EDF/BDF header: {exc}") from exc
+    try:
+        names = [label.strip() for label in reader.getSignalLabels()]
+        chosen = choose_named_leads(names, leads, "EDF file")
+        chosen_names = [names[i] for i in chosen]
+        unique(chosen_names)
+        fs = one_rate(chosen_names, [reader.getSampleFrequency(i) for i in chosen])
+        signals = {n: in_millivolts(reader.readSignal(i), reader.getPhysicalDimension(i))
+                   for n, i in zip(chosen_names, chosen)}
+    finally:
+        reader.close()
+    log.info("EDF file %s: %d signal(s) at %g Hz", path, len(chosen), fs)
+    return signals, chosen_names, fs
