@@ -1,4 +1,6 @@
+import json
 import logging
+import os
 import sys
 
 import pytest
@@ -7,12 +9,35 @@ from conftest import HAS_GPU
 from beatflow.backend import select_backend
 from beatflow.errors import BackendError
 
+GPU_STACK = ("cupy", "cudf", "kvikio", "rmm", "numba.cuda")
 
-def test_cpu_backend_uses_numpy_and_never_imports_the_gpu_stack():
+
+def test_cpu_backend_uses_numpy():
     import numpy
 
     backend = select_backend("cpu")
     assert backend.name == "cpu" and backend.xp is numpy and not backend.gpu
+
+
+def imported_after(code: str) -> list[str]:
+    """The GPU-stack modules in ``sys.modules`` of a fresh interpreter after it runs ``code``."""
+    import subprocess
+
+    probe = f"{code}\nimport json, sys; print(json.dumps(sorted(m for m in {GPU_STACK!r} if m in sys.modules)))"
+    env = {k: v for k, v in os.environ.items() if k != "BEATFLOW_DEVICE"}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_cpu_backend_never_imports_the_gpu_stack():
+    """``select_backend("cpu")`` in a fresh interpreter (nothing imported before it) leaves no GPU library in
+    ``sys.modules``, even with the stack installed (on the GPU host, where the control below imports it)."""
+    assert imported_after("from beatflow.backend import select_backend; select_backend('cpu')") == []
+
+
+def test_the_import_probe_sees_an_import():
+    """The probe of the test above can fail: importing numba.cuda directly is seen."""
+    assert imported_after("import numba.cuda") == ["numba.cuda"]
 
 
 def test_importing_beatflow_imports_no_gpu_or_heavy_library():
