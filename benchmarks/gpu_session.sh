@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, after the wheelhouse parts are in /root/wh (docs/design.md, H200 section). One phase per call, back to
 # back (each call gets a fresh copy of the working tree; installed packages and data/ stay while it is warm):
-#   gpu    install; the GPU tests (TESTS=0: none); stage figures on the 20 h record (synthesised here, ~15 s)
+#   gpu    install; the GPU tests (TESTS=0: none), logged by name to benchmarks/results/pytest-gpu-h200-<stamp>.log; stage figures on the 20 h record (synthesised here, ~15 s)
 #   seed   the workflow on the 20 h record with device: gpu, then device: cpu, into one JSON
 #   demo   the demo workflow on both backends
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
@@ -14,8 +14,19 @@ stamp=$(date -u +%Y%m%d)${TAG:+-$TAG}
 case "${1:?phase: gpu, seed or demo}" in
 gpu)
   nvidia-smi -L
-  [ "${TESTS:-1}" = 0 ] || python3 -m pytest -q -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
-    tests/test_gpu_transfers.py tests/test_gpu.py tests/test_chunking.py tests/test_kernels.py tests/test_veto.py tests/test_fusion.py tests/test_searchback.py 2>&1 | tee "$OUT/pytest-gpu.log" | tail -8
+  if [ "${TESTS:-1}" != 0 ]; then
+    # every test file with a GPU-marked test or one taking the gpu fixture, and the CUDA kernels' tests;
+    # BEATFLOW_GPU=1: a missing or broken GPU stack fails those tests instead of skipping them;
+    # -rA names every test with its outcome (and shows what passing tests printed: the measured GPU-CPU figures)
+    files=$( (grep -lE 'pytest\.mark\.gpu|def test_\w*\([^)]*\bgpu\b' tests/test_*.py; echo tests/test_kernels.py) | sort -u)
+    log=benchmarks/results/pytest-gpu-h200-$stamp.log
+    { echo "# $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null) BEATFLOW_GPU=1 pytest -rA" $files; nvidia-smi -L; } > "$log"
+    BEATFLOW_GPU=1 python3 -m pytest -rA -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
+      --junitxml="$OUT/pytest-gpu.xml" $files >> "$log" 2>&1
+    echo "pytest rc $?" >> "$log"
+    cp "$log" "$OUT/"; cp "$OUT/pytest-gpu.xml" "${log%.log}.xml" 2>/dev/null  # $OUT comes back: commit them from there
+    grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' "$log" | cut -c1-150; tail -3 "$log"
+  fi
   timeout 150 python3 benchmarks/stages.py data/holter20h.csv --out "benchmarks/results/stages-h200-$stamp.json" \
     --batch-sizes 256 512 1024 > "$OUT/stages.log" 2>&1; tail -c 1500 "$OUT/stages.log" ;;
 seed)

@@ -24,15 +24,42 @@ def cpu():
     return select_backend("cpu")
 
 
+GPU_REQUIRED = os.environ.get("BEATFLOW_GPU", "") not in ("", "0")
+
+
+def no_gpu(reason: str):
+    """Skip a GPU test, or fail it where ``BEATFLOW_GPU=1`` says the GPU stack must be there (the H200 session,
+    benchmarks/gpu_session.sh): a broken install must not pass as "skipped"."""
+    if GPU_REQUIRED:
+        pytest.fail(f"BEATFLOW_GPU is set but {reason}", pytrace=False)
+    pytest.skip(f"{reason} (set BEATFLOW_GPU=1 to make this a failure)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Where ``BEATFLOW_GPU=1``, a skipped GPU-marked test (a ``skipif`` as well as the fixture's skip) is a
+    failure: the run claims to test the GPU, so nothing GPU may be left out silently."""
+    outcome = yield
+    report = outcome.get_result()
+    if GPU_REQUIRED and report.skipped and item.get_closest_marker("gpu") and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"BEATFLOW_GPU is set but this GPU test was skipped: {reason}"
+
+
 @pytest.fixture(scope="session")
 def gpu():
+    """The GPU backend; skips without one, fails without one where ``BEATFLOW_GPU=1``."""
     from beatflow.backend import select_backend
     from beatflow.errors import BackendError
 
     try:
         return select_backend("gpu", needs=("cudf", "kvikio", "numba.cuda"))
     except BackendError as exc:
-        pytest.skip(f"no GPU backend: {exc}")
+        reason = f"no GPU backend: {exc}"
+    except Exception as exc:  # noqa: BLE001 (a broken install: rmm or the driver can raise anything)
+        reason = f"the GPU stack is broken: {type(exc).__name__}: {exc}"
+    no_gpu(reason)
 
 
 @pytest.fixture(scope="session")
