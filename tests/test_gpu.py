@@ -92,14 +92,27 @@ def test_train_score_plot_on_gpu(both, gpu, short_record):
         assert (d / "plots" / f"{name}.html").stat().st_size > 1000
 
 
-def test_gpu_runs_are_deterministic(both, gpu, tmp_path):
+def max_relative_difference(a, b) -> float:
+    """max |a - b| / |b| over the elements (0 where both are 0)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    diff = np.abs(a - b)
+    return float(np.max(np.divide(diff, np.abs(b), out=np.where(diff > 0, np.inf, 0.0), where=b != 0), initial=0))
+
+
+def test_gpu_runs_are_deterministic(both, gpu, tmp_path, record_property):
+    """Two same-seed GPU trainings (deterministic cuDNN, CUDA-graph replay) and their scores. The measured
+    maximum relative differences are printed and recorded (-rA / JUnit XML of benchmarks/gpu_session.sh).
+    The bound was rtol=1e-3 (atol 1e-4) before; 1e-5 is the CPU test's. TO BE CONFIRMED on the H200: if the
+    measurement there shows a larger but stable difference, set the bound just above it, with the figure."""
+    import torch
+
     from beatflow.learn.train import TrainParams, train
     from beatflow.score.scores import ScoreParams, score
 
     d = both["gpu"]
     segment("r", d / "signal.parquet", tmp_path / "beats.parquet", SegmentParams(), gpu)
     assert (tmp_path / "beats.parquet").read_bytes() == (d / "beats.parquet").read_bytes()
-    scores = []
+    scores, weights = [], []
     for k in range(2):
         p = TrainParams(epochs=3)
         train("r", d / "embedding.npy", d / "beats.parquet", tmp_path / f"m{k}.pt", p, gpu, fs=250.0)
@@ -107,4 +120,100 @@ def test_gpu_runs_are_deterministic(both, gpu, tmp_path):
                                latent=tmp_path / f"l{k}.parquet")
         score("r", paths, SegmentParams(), p, ScoreParams(), gpu)
         scores.append(pd.read_parquet(paths["scores"]))
-    np.testing.assert_allclose(scores[0].score, scores[1].score, rtol=1e-3, atol=1e-4)
+        weights.append(torch.load(tmp_path / f"m{k}.pt", weights_only=True)["state_dict"])
+    score_rel = max_relative_difference(scores[0].score, scores[1].score)
+    weight_rel = max(max_relative_difference(weights[0][k].cpu().numpy(), weights[1][k].cpu().numpy())
+                     for k in weights[0] if weights[0][k].is_floating_point())
+    record_property("gpu_determinism_max_rel_score", score_rel)
+    record_property("gpu_determinism_max_rel_weight", weight_rel)
+    print(f"two same-seed GPU runs: max relative difference of the scores {score_rel:.3g}, "
+          f"of the model weights {weight_rel:.3g}")
+    np.testing.assert_allclose(scores[0].score, scores[1].score, rtol=1e-5, atol=0)
+    assert (scores[0].anomaly == scores[1].anomaly).all() and (scores[0].reason == scores[1].reason).all()
+
+
+# GPU against CPU on the same input: the CPU's embedding of the short record (the GPU's equals it to 1e-5,
+# test_embed_gpu_rows_equal_cpu_and_load_with_numpy), the same seed and split.
+
+@pytest.fixture(scope="module")
+def scored(both, cpu, gpu, short_record, tmp_path_factory):
+    """The CPU's embedding trained (default config: 20 epochs, seed 0) and scored on each backend, and the
+    CPU's model scored on the GPU: ``{"cpu" | "gpu" | "cpu_model_on_gpu": (scores, evaluation)}``."""
+    from beatflow.evaluate import write_evaluation
+    from beatflow.learn.train import TrainParams, train
+    from beatflow.score.scores import ScoreParams, score
+
+    src, p, out, models = both["cpu"], TrainParams(), {}, {}
+    for name, trainer, scorer in (("cpu", cpu, cpu), ("gpu", gpu, gpu), ("cpu_model_on_gpu", None, gpu)):
+        d = tmp_path_factory.mktemp(name)
+        models[name] = models["cpu"] if trainer is None else d / "model.pt"
+        if trainer is not None:
+            train("r", src / "embedding.npy", src / "beats.parquet", models[name], p, trainer, fs=250.0)
+        paths = artifact_paths(src, model=models[name], scores=d / "scores.parquet", latent=d / "latent.parquet")
+        score("r", paths, SegmentParams(), p, ScoreParams(), scorer)
+        evaluation = write_evaluation("r", short_record[1], paths["scores"], paths["signal"], d / "evaluation.json")
+        out[name] = pd.read_parquet(paths["scores"]), evaluation
+    return out
+
+
+def agreement(a: pd.DataFrame, b: pd.DataFrame, top: int = 20) -> dict:
+    """How two score tables of the same beats agree: Spearman over all beats, and over the beats either ranks
+    among its ``top`` highest; the flagged beats' symmetric difference; relative score differences."""
+    from scipy.stats import spearmanr
+
+    assert (a.beat == b.beat).all() and (a.split == b.split).all()
+    high = ((a.score.rank(ascending=False) <= top) | (b.score.rank(ascending=False) <= top)).to_numpy()
+    rel = np.abs(a.score - b.score) / np.maximum(np.abs(b.score), 1e-12)
+    return {"beats": len(a), "spearman": float(spearmanr(a.score, b.score).statistic),
+            "spearman_top": float(spearmanr(a.score[high], b.score[high]).statistic),
+            "flagged": (int(a.anomaly.sum()), int(b.anomaly.sum())),
+            "flagged_symmetric_difference": int((a.anomaly != b.anomaly).sum()),
+            "median_rel_diff": float(np.median(rel)), "max_rel_diff": float(np.max(rel))}
+
+
+def report(name: str, figures: dict, record_property) -> None:
+    """Print the measured figures (shown by -rA) and record them (JUnit XML)."""
+    print(f"{name}: {figures}")
+    for key, value in figures.items():
+        record_property(f"{name}_{key}", value)
+
+
+def test_gpu_scores_a_cpu_model_as_the_cpu_does(scored, record_property):
+    """Scoring alone (latents, the chi-square fit, alignments, the ratio to the threshold), same model and
+    embedding: only float rounding differs (cuDNN against oneDNN convolutions), so the scores agree closely.
+    A wrong morphology ratio or latent distance on the GPU changes the ranking or the scale and fails here.
+    Bounds TO BE JUSTIFIED by the H200 measurement the test prints (expected: Spearman ~1, no flagged beat
+    differs, relative differences ~1e-6); a beat at the threshold may flip, hence 1 % and not 0."""
+    (cpu_scores, cpu_eval), (gpu_scores, gpu_eval) = scored["cpu"], scored["cpu_model_on_gpu"]
+    figures = agreement(gpu_scores, cpu_scores)
+    report("cpu_model_gpu_vs_cpu", figures, record_property)
+    assert figures["spearman"] >= 0.99
+    assert figures["flagged_symmetric_difference"] <= 0.01 * figures["beats"]
+    assert figures["median_rel_diff"] <= 1e-3  # a scale error (of the threshold, of a distance) fails this
+    assert gpu_eval["auroc"] == pytest.approx(cpu_eval["auroc"], abs=0.005)
+
+
+def test_gpu_training_finds_the_beats_cpu_training_finds(scored, record_property):
+    """Trained on each backend with the same seed, split and initial weights; the batch order, stretch factors
+    and VAE noise come from torch's CUDA generator on the GPU and its CPU generator on the CPU, so the two
+    models are two draws, not one model rounded two ways. What must agree is what the scores find.
+
+    Measured on the CPU with the same initial weights and another random stream after them (the GPU's case),
+    this record, 20 epochs: Spearman over all 701 beats 0.74 (the order among normal beats, all well below the
+    threshold, is noise across draws), over the beats either run ranks in its top 20: 0.96; flagged 24 and
+    24, symmetric difference 0; AUROC 1.0 both; at 3 epochs the difference was 7 beats (1.0 %). Hence not
+    Spearman >= 0.99 over all beats (it fails for two CPU draws). Bounds TO BE JUSTIFIED by the H200
+    measurement this test prints; a GPU training that learns nothing, or scores on a wrong scale, fails."""
+    (cpu_scores, cpu_eval), (gpu_scores, gpu_eval) = scored["cpu"], scored["gpu"]
+    figures = agreement(gpu_scores, cpu_scores)
+    figures |= {"auroc": (gpu_eval["auroc"], cpu_eval["auroc"]),
+                "normal_flagged": (gpu_eval["normal_flagged"], cpu_eval["normal_flagged"])}
+    report("gpu_vs_cpu_training", figures, record_property)
+    assert figures["flagged_symmetric_difference"] <= 0.01 * figures["beats"]
+    assert figures["spearman_top"] >= 0.9
+    assert figures["spearman"] >= 0.5
+    assert gpu_eval["auroc"] >= 0.99 and cpu_eval["auroc"] >= 0.99  # measured: 1.0 (every abnormal beat ranks first)
+    for label, cpu_label in cpu_eval["per_label"].items():  # V (14 beats), A (8): within one or two beats
+        if cpu_label["n"] >= 8:
+            assert gpu_eval["per_label"][label]["flagged"] == pytest.approx(cpu_label["flagged"], abs=0.15), label
+    assert gpu_eval["normal_flagged"] <= cpu_eval["normal_flagged"] + 0.01
