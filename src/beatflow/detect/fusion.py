@@ -9,8 +9,9 @@ complexes fill a small part of a block, so the median is the noise between them)
 noise powers, floored at ``NOISE_FLOOR`` so that two clean leads count about equally, as the inverse-variance
 weighting of two noisy measurements of one quantity does. The noise levels are interpolated linearly between
 block centres, so the fused envelope has no steps, and it is formed a chunk at a time (no full-length
-temporaries). Each envelope counts up to ``CAP``, so a sharp artefact in one lead (an electrode pop, ten times
-a QRS complex) does not outvote a beat in both. A peak of the fused envelope is moved to the first lead's
+temporaries). Each envelope counts up to ``CAP`` (a typical beat, 1), so a sharp artefact in one lead (an electrode pop,
+ten times a QRS complex) does not outvote a beat in both: with magnitude envelopes, the first lead's Ricker
+side lobes beside a beat are positive, and at 2 a pop within the NMS window of a beat won over it. A peak of the fused envelope is moved to the first lead's
 largest response within ``SNAP_S`` and kept if that response is at least a floor (the caller's: half the
 detection threshold): beats stay aligned on the first lead, as the records sheet's contract says, and the
 first lead must show something there.
@@ -21,7 +22,7 @@ from __future__ import annotations
 NOISE_WINDOW_S = 1.0
 NOISE_FLOOR = 0.05  # in units of a typical beat's response
 SNAP_S = 0.04
-CAP = 2.0  # a lead's envelope counts up to twice a typical beat: an artefact in one lead cannot outvote both
+CAP = 1.0  # a lead's envelope counts up to a typical beat: more amplitude is no more evidence of a QRS
 CHUNK = 1 << 22  # samples fused at a time
 
 

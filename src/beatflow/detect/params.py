@@ -24,7 +24,13 @@ class SegmentParams(FromConfig):
     veto_strength: float = 1.2
     veto_support: float = 0.2
     fuse_leads: bool = True
-    search_back: float = 1.5
+    search_back: float = 0.0  # the rate-based search-back; the adaptive threshold has its own (Pan–Tompkins)
+    both_polarities: bool = True  # the envelope is the wavelet responses' magnitude (False: oriented QRS-up)
+    adaptive: bool = True  # Pan–Tompkins adaptive threshold (False: the fixed ``threshold``)
+    candidate_floor: float = 0.125  # NMS peaks below this are not candidates: half of P–T's lowest threshold
+    refractory_s: float = 0.2  # no second QRS within this (ventricular refractory period; Pan–Tompkins)
+    lone_lead_veto: bool = True  # drop a peak next to a beat that the second lead shows and it does not
+    veto_recurring: bool = True  # the noise veto spares a QRS shape that recurs in the record
 
     @property
     def widths_s(self) -> tuple[float, ...]:

@@ -37,6 +37,7 @@ def lead_support(lead, fs: float, peaks, xp):
     return lead[window_index(peaks, max(1, round(SUPPORT_S * fs)), lead.shape[0], xp)].max(axis=1)
 
 
-def candidates(envelope, fs: float, p: SegmentParams, backend):
-    """The NMS peaks of ``envelope`` above ``p.threshold`` (``xp`` int64)."""
-    return backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
+def candidates(envelope, fs: float, p: SegmentParams, backend, floor: float | None = None):
+    """The NMS peaks of ``envelope`` above ``floor`` (default ``p.threshold``) (``xp`` int64)."""
+    floor = p.threshold if floor is None else floor
+    return backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, floor))

@@ -1,10 +1,13 @@
 """segment: first lead → Ricker-wavelet responses at two widths (FFT convolution) → non-maximum suppression
-(Numba) → R peaks above an adaptive threshold → ``beats.parquet`` (beat, peak, start, length, kept).
+(Numba) → R peaks chosen by an adaptive threshold (Pan–Tompkins, :mod:`beatflow.detect.adaptive`) →
+``beats.parquet`` (beat, peak, start, length, kept).
 
 The narrow wavelet matches normal QRS complexes, the wide one the broad complexes of ventricular and
 aberrant beats (which the narrow one sees at a third of a normal beat's response, as low as muscle noise).
-Each response is oriented (QRS up) and divided by its own local reference, the running median of block
-maxima, so the detector works on the larger of two dimensionless envelopes. The second lead, where the
+Each response is taken in magnitude (``both_polarities``: a record's ventricular beats are often of the
+opposite polarity to its sinus beats; on MIT-BIH DS1 the oriented response lost 208 of them where the
+magnitude loses none of those) and divided by its own local reference, the running median of block maxima,
+so the detector works on the larger of two dimensionless envelopes. The second lead, where the
 record has one and it shows the first lead's beats, is averaged into the envelope where the first lead is
 the noisier (:mod:`beatflow.detect.fusion`) and confirms or refutes the peaks the noise veto suspects
 (:func:`lead_support`); the peaks stay on the first lead.
@@ -27,11 +30,19 @@ log = logging.getLogger("beatflow")
 
 
 def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None, second=None) -> np.ndarray:
-    """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array): the NMS
-    peaks of the envelope above ``p.threshold``, less those the noise veto drops (:mod:`beatflow.detect.veto`), plus
-    the beat-shaped ones below it that long intervals hide (:mod:`beatflow.detect.searchback`). Where
-    the ``second`` lead (optional, same length) shows the first lead's beats, the envelope is the two leads'
-    noise-weighted mean (``fuse_leads``) and the veto asks it too (``veto_support``).
+    """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array).
+
+    1. The envelope: both polarities of the Ricker responses (``both_polarities``), in units of a typical beat.
+    2. Candidates: its NMS peaks above ``candidate_floor`` (``adaptive``; else above ``threshold``). Where the
+       ``second`` lead (optional, same length) shows the first lead's beats, the envelope is the two leads'
+       noise-weighted mean (``fuse_leads``) and the peaks snap back to the first lead.
+    3. ``adaptive``: Pan and Tompkins' adaptive threshold with search-back, refractory period
+       (``refractory_s``) and T-wave test, then the same test both ways (P and T waves,
+       :mod:`beatflow.detect.adaptive`).
+    4. ``lone_lead_veto``: a peak within 360 ms of a beat that the second lead shows, and that the second
+       lead does not show itself, goes (:func:`beatflow.detect.veto.unsupported`).
+    5. The noise veto (``veto_rr``; a recurring second QRS shape counts as beat-shaped, ``veto_recurring``)
+       and, where ``search_back`` > 0, the rate-based search-back (:mod:`beatflow.detect.searchback`).
 
     Memory, per sample: the signal, its centred copy and the two wavelet responses (16 bytes), then the
     envelope and a byte mask; with a second lead, that lead and the first lead's envelope stay while the
@@ -40,23 +51,38 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     from beatflow.detect.searchback import search_back
     from beatflow.detect.veto import noise_veto, qrs_band
 
-    envelope = detection_envelope(x, fs, p, backend, work_bytes)
-    peaks = candidates(envelope, fs, p, backend)
+    envelope = detection_envelope(x, fs, p, backend, work_bytes, absolute=p.both_polarities)
+    floor = p.candidate_floor if p.adaptive else p.threshold
+    peaks = candidates(envelope, fs, p, backend, floor)
     fuse = second is not None and p.fuse_leads
-    if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse and p.search_back <= 0):
+    if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse and p.search_back <= 0 and not p.adaptive):
         return backend.to_host(peaks).astype(np.int64)
     lead = None
     if second is not None and (fuse or p.veto_support > 0):
         lead = detection_envelope(second, fs, p, backend, work_bytes, absolute=True)
     band = qrs_band(x, fs, backend.xp, work_bytes)
     if fuse:
-        envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend)
+        envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend,
+                                          p.candidate_floor if p.adaptive else None)
+    if p.adaptive:
+        from beatflow.detect.adaptive import adaptive_select, max_slope
+
+        strength = lead_support(envelope, fs, peaks, backend.xp)  # the fused peak's, where a snap moved it
+        host = [backend.to_host(a) for a in (peaks, strength, max_slope(band, fs, peaks, backend.xp))]
+        peaks = backend.xp.asarray(adaptive_select(*host, fs, p))
     support = lead_support(lead, fs, peaks, backend.xp) if lead is not None and p.veto_support > 0 else None
+    if support is not None and p.lone_lead_veto and peaks.shape[0] >= 3:
+        from beatflow.detect.adaptive import T_WAVE_S
+        from beatflow.detect.veto import unsupported
+
+        host = backend.to_host(peaks)
+        keep = backend.xp.asarray(~unsupported(host / fs, backend.to_host(support), p.veto_support, T_WAVE_S))
+        peaks, support = peaks[keep], support[keep]
     kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support)
     return search_back(kept, envelope, band, fs, p, backend)
 
 
-def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, backend):
+def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, backend, floor: float | None = None):
     """``(envelope, peaks)`` of the two leads (:mod:`beatflow.detect.fusion`) if the second lead's envelope ``lead``
     shows the first lead's beat-shaped ``peaks`` (:func:`beatflow.detect.veto.second_lead_confirms`), else as given."""
     from beatflow.detect.fusion import fused_envelope, snap
@@ -69,7 +95,11 @@ def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, ba
         return envelope, peaks
     log.info("detection on both leads, each weighted by its local noise (the second shows the first lead's beats)")
     fused = fused_envelope(envelope, lead, fs, xp)
-    return fused, snap(candidates(fused, fs, p, backend), envelope, fs, xp, floor=p.threshold / 2)
+    # the first lead must show something where a fused peak snaps to it: half the fixed threshold, or with the
+    # adaptive threshold the candidate floor (itself half of Pan and Tompkins' lowest threshold)
+    snap_floor = p.threshold / 2 if floor is None else floor
+    floor = p.threshold if floor is None else floor
+    return fused, snap(candidates(fused, fs, p, backend, floor), envelope, fs, xp, floor=snap_floor)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):

@@ -1,0 +1,120 @@
+"""Known-answer tests of the adaptive threshold (Pan–Tompkins), the P/T-wave tests, the both-polarity envelope,
+the lone-lead test and the recurring-morphology exemption of the noise veto."""
+
+import dataclasses
+
+import numpy as np
+
+from beatflow.detect.adaptive import adaptive_select, p_or_t_wave
+from beatflow.detect.params import SegmentParams
+from beatflow.detect.segment import detect_peaks
+from beatflow.detect.veto import recurring, unsupported
+from beatflow.evaluate import match
+
+FS = 250.0
+P = SegmentParams()
+
+
+def select(times_s, value, slope):
+    peaks = np.round(np.asarray(times_s) * FS).astype(np.int64)
+    return adaptive_select(peaks, np.asarray(value, float), np.asarray(slope, float), FS, P) / FS
+
+
+def test_beats_at_the_typical_level_are_taken_and_noise_well_below_is_not():
+    t = np.arange(1, 21) * 1.0
+    noise_t = t[:-1] + 0.6
+    times = np.sort(np.r_[t, noise_t])
+    value = np.where(np.isin(times, t), 1.0, 0.15)
+    np.testing.assert_allclose(select(times, value, np.ones_like(times)), t)
+
+
+def test_a_t_wave_is_rejected_and_a_wide_premature_beat_at_the_same_delay_is_kept():
+    # beats every 1 s (slope 1); at 5.3 s a T-wave-like peak (slow, smaller than its beat); at 10.3 s a wide
+    # premature beat (as slow, but larger than the beat before it: a ventricular complex)
+    t = np.arange(1, 16) * 1.0
+    times = np.sort(np.r_[t, 5.3, 10.3])
+    value = np.where(times == 5.3, 0.8, np.where(times == 10.3, 1.5, 1.0))
+    slope = np.where(np.isin(times, [5.3, 10.3]), 0.3, 1.0)
+    got = select(times, value, slope)
+    assert 5.3 not in np.round(got, 3) and 10.3 in np.round(got, 3)
+
+
+def test_the_larger_of_two_peaks_within_the_refractory_period_wins():
+    t = np.arange(1, 11) * 1.0
+    times = np.sort(np.r_[t, 6.1])
+    value = np.where(times == 6.1, 1.2, 1.0)
+    got = np.round(select(times, value, np.ones_like(times)), 3)
+    assert 6.1 in got and 6.0 not in got and len(got) == 10
+
+
+def test_search_back_finds_a_weak_beat_in_a_long_interval_but_not_the_noise_beside_it():
+    # noise peaks (0.2) between beats lift the noise level so that THR ≈ 0.4; the weak beat at 8 s (0.35) is
+    # below THR, but after 1.66 RR without a beat the largest peak over THR / 2 since the last beat is taken
+    t = np.arange(1, 16) * 1.0
+    noise = t[:-1] + 0.5
+    times = np.sort(np.r_[t, noise])
+    value = np.where(np.isin(times, t), 1.0, 0.2)
+    value[np.isclose(times, 8.0)] = 0.35
+    got = np.round(select(times, value, np.ones_like(times)), 3)
+    np.testing.assert_allclose(got, t)
+
+
+def test_p_and_t_waves_within_360_ms_of_a_beat_are_dropped_both_ways():
+    t = np.array([1.0, 1.78, 2.0, 2.3, 3.0])  # a P wave 220 ms before the beat at 2 s, a T wave 300 ms after
+    slope = np.array([1.0, 0.3, 1.0, 0.2, 1.0])
+    value = np.array([1.0, 0.5, 1.0, 0.6, 1.0])
+    np.testing.assert_array_equal(p_or_t_wave(t, slope, value), [False, True, False, True, False])
+    # a wide premature beat larger than its neighbour is not a T wave however slow
+    np.testing.assert_array_equal(p_or_t_wave(np.array([1.0, 1.3]), np.array([1.0, 0.3]), np.array([1.0, 1.5])),
+                                  [False, False])
+
+
+def test_a_peak_the_second_lead_does_not_show_next_to_one_it_shows_is_dropped():
+    t = np.array([1.0, 1.78, 2.0, 3.0, 3.5, 4.0])
+    support = np.array([1.0, 0.05, 1.0, 1.0, 0.05, 1.0])  # 1.78: next to a beat; 3.5: 500 ms from both
+    np.testing.assert_array_equal(unsupported(t, support, 0.2, 0.36), [False, True, False, False, False, False])
+    # where the second lead shows nothing near (off, flat), nothing is dropped
+    assert not unsupported(t, np.zeros(6), 0.2, 0.36).any()
+
+
+def test_a_recurring_second_morphology_is_recognised_and_noise_is_not():
+    fs, n = 250.0, 250 * 120
+    rng = np.random.default_rng(0)
+    y = (0.01 * rng.standard_normal(n)).astype(np.float32)
+    peaks = np.arange(250, n - 250, 250)
+    shape = np.float32(np.sin(np.linspace(0, 3 * np.pi, 31)) * np.hanning(31))
+    suspect = np.zeros(len(peaks), bool)
+    suspect[::4] = True  # every fourth peak: the same ectopic shape
+    noisy = np.zeros(len(peaks), bool)
+    noisy[2::8] = True  # others: noise bursts of random shapes
+    for k in np.flatnonzero(suspect):
+        y[peaks[k] - 15:peaks[k] + 16] += shape
+    for k in np.flatnonzero(noisy):
+        y[peaks[k] - 15:peaks[k] + 16] += rng.standard_normal(31).astype(np.float32)
+    got = recurring(y, fs, peaks, suspect | noisy, np)
+    assert got[suspect].all() and not got[noisy].any()
+
+
+def pulses(fs, times, widths, amplitudes, n):
+    t = np.arange(n) / fs
+    x = np.zeros(n, np.float32)
+    for c, w, a in zip(times, widths, amplitudes):
+        x += np.float32(a * np.exp(-0.5 * ((t - c) / w) ** 2))
+    return x
+
+
+def test_beats_of_the_other_polarity_are_found_with_both_polarities():
+    # narrow upright QRS complexes every 0.8 s, every fourth one replaced by a wide inverted (ventricular) one
+    fs, n = 360.0, 360 * 120
+    times = np.arange(0.5, 119.5, 0.8)
+    v = np.arange(len(times)) % 4 == 3
+    x = pulses(fs, times, np.where(v, 0.025, 0.010), np.where(v, -0.6, 1.0), n)
+    x += np.float32(0.01) * np.random.default_rng(1).standard_normal(n).astype(np.float32)
+    truth = np.round(times * fs).astype(np.int64)
+    from beatflow.backend import select_backend
+
+    cpu = select_backend("cpu")
+    both = detect_peaks(x, fs, P, cpu)
+    oriented = detect_peaks(x, fs, dataclasses.replace(P, both_polarities=False, adaptive=False), cpu)
+    assert len(match(truth, both, 0.15 * fs)[0]) == len(truth) == len(both)
+    assert len(match(truth, oriented, 0.15 * fs)[0]) < len(truth)
