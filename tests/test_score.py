@@ -47,3 +47,57 @@ def test_score_table_combines_shape_and_timing():
     assert table.anomaly.tolist() == [False, False, True, False, False, False]
     np.testing.assert_allclose(table.score[1:5], morph)
     np.testing.assert_allclose(table.time_s, beats.peak / FS)
+
+
+def test_irregular_rhythm_widens_the_thresholds():
+    """Atrial-fibrillation-like intervals (log RR with a 0.15 standard deviation): the thresholds widen to the
+    quantile of the local spread, so ordinary irregular beats stay below 1, and a regular rhythm's 75 % interval
+    is flagged while the same interval in the irregular rhythm is not."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(0)
+    rr = np.round(100 * np.exp(0.15 * rng.standard_normal(400))).astype(int)
+    r = rhythm_ratio(np.cumsum(rr), FS, 0.25, 3.0, ScoreParams())
+    assert np.mean(r > 1) < 0.02  # a normal law's 0.1 % early and late, judged from the upper quartile: ~1 %
+    widened = norm.ppf(0.999) * 0.15
+    assert widened > np.log(1 / 0.8)
+    regular = np.full(41, 100)
+    regular[20] = 75
+    assert rhythm_ratio(np.cumsum(regular), FS, 0.25, 3.0, ScoreParams())[20] > 1
+
+
+def test_typical_beats_set_the_spread_and_the_reference():
+    """Trigeminy (normal, premature ectopic, normal after a fully compensatory pause): when the shape marks the
+    ectopic beats, their intervals and the pauses after them are not irregularity, so the premature beats are
+    flagged and the other beats are not; blind to shape, the pattern reads as an irregular rhythm and hides them."""
+    rr = np.tile([100, 60, 140], 20)  # N->N, N->V, V->N
+    peaks = np.cumsum(rr)
+    morph = np.tile([0.2, 3.0, 0.1], 20)  # the ectopic beat (second of each triple) is odd in shape
+    with_shape = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams(), morph)[6:-6]
+    premature = np.tile([False, True, False], 20)[6:-6]
+    assert (with_shape[premature] > 1).all() and (with_shape[~premature] < 1).all()
+    # the reference: the geometric mean of the surrounding intervals' upper quartile (140) and the typical ones' (100)
+    np.testing.assert_allclose(with_shape[::3], np.log(np.sqrt(140 * 100) / 100) / np.log(1 / 0.8))
+    blind = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams())[6:-6]
+    assert (blind[premature] < 1).all()
+
+
+def test_compensatory_pause_is_not_late():
+    """The beat ending a fully compensatory pause (60 + 140 = 2 x 100) is on time; a pause alone is late."""
+    rr = np.full(41, 100)
+    rr[20], rr[21] = 60, 140
+    rr[30] = 190
+    r = rhythm_ratio(np.cumsum(rr), FS, 0.25, 3.0, ScoreParams())
+    assert r[20] > 1 and r[21] == 0
+    assert r[30] == pytest.approx(np.log(1.9) / np.log(1.8))
+
+
+def test_joint_evidence_combines_both_parts():
+    """Below both thresholds, a beat 0.8 of the way to each is anomalous jointly: (0.8 + 0.8) / sqrt(2) > 1;
+    a pruned beat (no morphology) keeps its rhythm ratio."""
+    from beatflow.score.scores import combined
+
+    kept = np.array([True, True, True, False])
+    morph, score = combined(np.array([0.8, 0.2, 1.5]), np.array([0.8, 0.1, 0.0, 0.6]), kept)
+    np.testing.assert_allclose(score, [1.6 / np.sqrt(2), 0.3 / np.sqrt(2), 1.5, 0.6])
+    assert np.isnan(morph[3])

@@ -1,10 +1,11 @@
 """score: per-beat anomaly score from shape (the VAE's latent space) and timing (RR intervals)
 → ``scores.parquet`` (every detected beat) and ``latent.parquet`` (held-out beats).
 
-Both parts are ratios to their own threshold in linear units (a beat halfway to a threshold scores 0.5), so
-``score > 1`` means anomalous, ``reason`` names the larger part: ``morphology`` or ``rhythm`` (premature,
-after a pause, or an interval from the previous beat outside ``[min_rr_s, max_rr_s]``), and below 1 the two
-parts rank beats alike.
+Both parts are ratios to their own threshold in linear units (a beat halfway to a threshold scores 0.5); the
+score is the largest of the two and their joint evidence ``(morphology + rhythm) / sqrt(2)`` (:func:`combined`),
+so ``score > 1`` means anomalous, ``reason`` names the larger part: ``morphology`` or ``rhythm`` (premature,
+after a pause, or an interval from the previous beat outside ``[min_rr_s, max_rr_s]``; the thresholds widen with
+the local RR spread in an irregular rhythm, :func:`rhythm_ratio`), and below 1 the two parts rank beats alike.
 
 Morphology (:mod:`beatflow.score.morphology`) is where a beat's VAE latent mean (of its row with the padding filled
 from the model's row template) lies relative to the training beats, over a chi-square threshold fitted to
@@ -28,6 +29,8 @@ log = logging.getLogger("beatflow")
 
 
 UPPER_QUARTILE = 0.75
+IQR_TO_SD = 2 * 0.6744897501960817  # a Gaussian's interquartile range in standard deviations
+TYPICAL_SHARE = 0.5  # typical beats: the more typical half by shape (ectopic beats, up to half of all, are not)
 
 
 @dataclass(frozen=True)
@@ -35,24 +38,79 @@ class ScoreParams(FromConfig):
     """``score.*`` config keys."""
 
     quantile: float = 0.999
-    premature: float = 0.8  # RR below 80 % of the local median: premature
-    pause: float = 1.8  # RR above 180 % of the local median: pause
-    rr_window: int = 9  # beats in the running reference RR
+    premature: float = 0.8  # RR below 80 % of the local reference: premature (when the rhythm is regular)
+    pause: float = 1.8  # RR above 180 % of the local reference: pause (when the rhythm is regular)
+    rr_window: int = 9  # intervals in each reference RR estimate (surrounding; nearest typical)
+    spread_window: int = 31  # typical-shape intervals in the local RR spread (irregular rhythm: atrial fibrillation)
     batch_size: int = 4096
 
 
-def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float, p: ScoreParams) -> np.ndarray:
+def _nearest_quantiles(x: np.ndarray, usable: np.ndarray, k: int, quantiles: tuple[float, ...]) -> list[np.ndarray]:
+    """For each position of ``x``, each of ``quantiles`` of the ``k`` usable values nearest it (a centred window
+    over the usable values alone, taken from the usable value nearest the position); NaN where none is usable."""
+    import pandas as pd
+
+    idx = np.flatnonzero(usable)
+    if idx.size == 0:
+        return [np.full(len(x), np.nan) for _ in quantiles]
+    window = pd.Series(x[idx]).rolling(k, center=True, min_periods=1)
+    values = [window.quantile(q).to_numpy() for q in quantiles]
+    here = np.arange(len(x))
+    after = np.clip(np.searchsorted(idx, here), 0, idx.size - 1)
+    before = np.clip(after - 1, 0, idx.size - 1)
+    nearest = np.where(np.abs(idx[before] - here) < np.abs(idx[after] - here), before, after)
+    return [v[nearest] for v in values]
+
+
+def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float, p: ScoreParams,
+                 morph: np.ndarray | None = None) -> np.ndarray:
     """Timing anomaly per beat as a ratio to its threshold (> 1: anomalous), from the interval since the
     previous beat: the beat that comes early or late is the anomalous one, not the beat before it.
 
-    The reference RR is the upper quartile of the ``rr_window`` surrounding intervals: the sinus interval
-    even in bigeminy, where half the intervals are short and their median is either kind."""
-    import pandas as pd
+    ``morph`` (per beat, NaN for pruned beats; None: every beat typical) picks the *typical* beats, those whose
+    morphology ratio is at most the record's median; a *typical interval* joins two typical beats (neither end
+    ectopic, so neither a premature beat's interval nor the pause after it).
+
+    * Reference RR: the geometric mean of two estimates of the sinus interval, each the upper quartile of
+      ``rr_window`` intervals (the sinus interval even in bigeminy, where half the intervals are short): of the
+      surrounding intervals, which a run of premature beats (a supraventricular tachycardia) or frequent
+      ectopics pull short, and of the nearest typical intervals, which hold the rhythm outside such a run but
+      are pulled long where the shape follows the rate (faster beats look less typical). Their biases run in
+      opposite directions; the geometric mean halves each.
+    * Spread: the interquartile range of log RR over the ``spread_window`` nearest typical intervals, as a
+      standard deviation. The thresholds ``premature`` and ``pause`` (log units) widen to the ``quantile`` of a
+      normal law with that spread where it is larger: in an irregular rhythm (atrial fibrillation) an interval
+      is early or late relative to the rhythm's own variability. Ectopic beats and their pauses are left out,
+      so frequent ectopics (bigeminy) do not read as an irregular rhythm.
+    * The beat that ends the pause after a premature beat is late only if the two intervals together are
+      (their mean against the reference): a compensatory pause restores the sinus timing.
+    """
+    from scipy.stats import norm
 
     rr = np.diff(peaks, prepend=np.nan).astype(np.float64)
-    local = pd.Series(rr).rolling(p.rr_window, center=True, min_periods=1).quantile(UPPER_QUARTILE).to_numpy()
-    early = np.log(local / rr) / math.log(1 / p.premature)
-    late = np.log(rr / local) / math.log(p.pause)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.log(rr)
+    finite = np.isfinite(x)
+    typical = np.ones(len(rr), bool)
+    if morph is not None and np.isfinite(morph).any():
+        typical = np.nan_to_num(morph, nan=np.inf) <= np.nanquantile(morph, TYPICAL_SHARE)
+    usable = typical & np.r_[False, typical[:-1]] & finite
+    if not usable.any():
+        usable = finite
+    (surrounding,) = _nearest_quantiles(x, finite, p.rr_window, (UPPER_QUARTILE,))
+    (nearest_typical,) = _nearest_quantiles(x, usable, p.rr_window, (UPPER_QUARTILE,))
+    reference = (surrounding + nearest_typical) / 2
+    low, high = _nearest_quantiles(x, usable, p.spread_window, (1 - UPPER_QUARTILE, UPPER_QUARTILE))
+    spread = np.nan_to_num((high - low) / IQR_TO_SD, nan=0.0)
+    z = norm.ppf(p.quantile)
+    early_at = np.maximum(math.log(1 / p.premature), z * spread)
+    late_at = np.maximum(math.log(p.pause), z * spread)
+    early = (reference - x) / early_at
+    late = (x - reference) / late_at
+    after_premature = np.r_[False, (early > 1)[:-1]]
+    with np.errstate(invalid="ignore"):
+        pair = np.log((rr + np.r_[np.nan, rr[:-1]]) / 2)
+    late = np.where(after_premature, (pair - reference) / late_at, late)
     ratio = np.maximum(min_rr_s * fs / rr, rr / (max_rr_s * fs))
     out_of_range = np.where(ratio > 1, ratio, 0.0)
     return np.nan_to_num(np.fmax(np.fmax(early, late), out_of_range), nan=0.0)
@@ -60,10 +118,15 @@ def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float,
 
 def combined(morph_ratio: np.ndarray, rhythm: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per beat: the morphology ratio (``morph_ratio`` is per kept beat; NaN for pruned ones) and the score, the
-    larger of it and the ``rhythm`` ratio."""
+    largest of it, the ``rhythm`` ratio and their joint evidence ``(morph + rhythm) / sqrt(2)``.
+
+    The joint term is Stouffer's sum of two independent z-scores in threshold units: a beat both somewhat
+    premature and somewhat odd in shape (an ectopic beat whose shape the record's many ectopics made common)
+    outranks one that is either alone. Pruned beats: the rhythm ratio."""
     morph = np.full(len(kept), np.nan)
     morph[kept] = morph_ratio
-    return morph, np.fmax(morph, rhythm)
+    joint = (morph + rhythm) / math.sqrt(2)
+    return morph, np.fmax(np.fmax(morph, rhythm), joint)
 
 
 def score_table(beats, fs: float, morph_ratio: np.ndarray, rhythm: np.ndarray, split: np.ndarray):
@@ -116,8 +179,10 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     judge = Morphology(model, stretch_pivot(beats, fs), alignments(hparams.get("warp", 0.0)), p.batch_size)
     latents = judge.latents(x)
     morph, latent = judge.fit(latents, train_rows, p.quantile).ratio(latents)
-    rhythm = rhythm_ratio(beats.peak.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p)
     kept = beats.kept.to_numpy()
+    shape = np.full(len(kept), np.nan)
+    shape[kept] = morph
+    rhythm = rhythm_ratio(beats.peak.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p, shape)
     after = rows_after_anomalies(combined(morph, rhythm, kept)[1] > 1, kept)
     if after.size:
         end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
