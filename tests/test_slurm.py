@@ -1,9 +1,10 @@
 """The workflow on a real (one-node) SLURM cluster, through workflow/profiles/slurm + tests/slurm/ci.
 
 tests/slurm/cluster.sh starts munged, slurmctld and slurmd on loopback with one fake GPU (no accounting)
-and stops them by PID at the end of the module. Without `sbatch` the SLURM tests skip, unless
-BEATFLOW_SLURM is set (CI sets BEATFLOW_SLURM=1): then a missing SLURM is a failure.
-The parse test at the end needs no SLURM.
+and stops them by PID at the end of the module. Where it cannot run (no `sbatch`; not root; an /etc/slurm
+slurm.conf that is not its own, as on a real cluster's login node: `cluster.sh check`) the SLURM tests skip
+with the reason, unless BEATFLOW_SLURM is set (CI sets BEATFLOW_SLURM=1): then that is a failure.
+The check and parse tests at the end need no SLURM.
 """
 
 import os
@@ -31,13 +32,32 @@ CPU_RULES = {"evaluate"}
 GPU_LIBRARIES = ("cupy", "cudf", "kvikio", "rmm", "torch", "numba.cuda")
 
 
+def cluster_check(env: dict | None = None, user: str | None = None) -> subprocess.CompletedProcess:
+    """`cluster.sh check` (as ``user`` through runuser, when given)."""
+    cmd = ["bash", str(CLUSTER), "check"]
+    if user:
+        cmd = ["runuser", "-u", user, "--", *cmd]
+    return subprocess.run(cmd, env={**os.environ, **(env or {})}, capture_output=True, text=True, check=False,
+                          timeout=60)
+
+
+def cluster_unavailable() -> str | None:
+    """Why the one-node test cluster cannot run here (no sbatch; not root; an /etc/slurm that is not ours), or
+    None. On a cluster's login node sbatch exists but the test cluster must not be started."""
+    if shutil.which("sbatch") is None:
+        return "no SLURM: sbatch not found"
+    check = cluster_check()
+    return None if check.returncode == 0 else (check.stderr.strip() or check.stdout.strip())
+
+
 @pytest.fixture(scope="module")
 def cluster():
     """The one-node cluster, up for this module. Clients find it through SLURM_CONF (set here) and
     /etc/slurm/slurm.conf (a symlink cluster.sh makes, for the srun inside each job)."""
-    if shutil.which("sbatch") is None and not os.environ.get("BEATFLOW_SLURM"):
-        pytest.skip("no SLURM: sbatch not found and BEATFLOW_SLURM not set "
-                    "(set BEATFLOW_SLURM=1 to start a one-node cluster with tests/slurm/cluster.sh, as CI does)")
+    if not os.environ.get("BEATFLOW_SLURM"):
+        reason = cluster_unavailable()
+        if reason:
+            pytest.skip(f"{reason} (set BEATFLOW_SLURM=1 to make this a failure, as CI does)")
     env = {**os.environ, "BEATFLOW_SLURM_STATE": str(STATE)}
     previous = os.environ.get("SLURM_CONF")
     try:
@@ -206,3 +226,25 @@ def test_parsing_the_workflow_imports_no_gpu_library(tmp_path):
     assert {"snakemake", "pandas"} <= imported  # the import-time log was captured
     found = sorted(name for name in imported for lib in GPU_LIBRARIES if name == lib or name.startswith(lib + "."))
     assert not found, f"parsing the workflow imported GPU libraries: {found}"
+
+
+def test_cluster_check_refuses_a_real_etc_slurm(tmp_path):
+    """A login node's own /etc/slurm/slurm.conf (here in a stand-in directory) stops the test cluster."""
+    etc = tmp_path / "etc-slurm"
+    etc.mkdir()
+    (etc / "slurm.conf").write_text("ClusterName=site\n")
+    check = cluster_check({"BEATFLOW_SLURM_ETC": str(etc), "BEATFLOW_SLURM_STATE": str(tmp_path / "state")})
+    if os.geteuid() != 0:
+        assert check.returncode == 1 and "needs root" in check.stderr
+    else:
+        assert check.returncode == 1 and f"{etc}/slurm.conf exists and is not this test cluster's" in check.stderr
+        (etc / "slurm.conf").unlink()
+        (etc / "slurm.conf").symlink_to(tmp_path / "state" / "etc" / "slurm.conf")  # its own link, left over
+        assert cluster_check({"BEATFLOW_SLURM_ETC": str(etc), "BEATFLOW_SLURM_STATE": str(tmp_path / "state")}
+                             ).returncode == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("runuser") is None, reason="needs root and runuser")
+def test_cluster_check_refuses_a_user_who_is_not_root(tmp_path):
+    check = cluster_check({"BEATFLOW_SLURM_ETC": str(tmp_path)}, user="nobody")
+    assert check.returncode == 1 and "needs root" in check.stderr, check.stderr

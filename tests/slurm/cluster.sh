@@ -5,6 +5,7 @@
 #   bash tests/slurm/cluster.sh start    # install slurm-wlm + munge if missing, start the daemons
 #   bash tests/slurm/cluster.sh stop     # stop every daemon this script started, by its PID file
 #   bash tests/slurm/cluster.sh status
+#   bash tests/slurm/cluster.sh check    # exit 0 if it can start here (root, no other /etc/slurm/slurm.conf), else why not
 #
 # - Everything lives under $BEATFLOW_SLURM_STATE (default /tmp/beatflow-slurm): slurm.conf, gres.conf,
 #   the munge key and socket, spool and state directories, logs, PID files. The only thing outside it:
@@ -79,11 +80,12 @@ install_packages() {
     apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
 }
 
-ETC_LINKS=(/etc/slurm/slurm.conf:$CONF /etc/slurm/gres.conf:$STATE/etc/gres.conf)
+ETC=${BEATFLOW_SLURM_ETC:-/etc/slurm}  # where srun looks; another directory only for testing `check`
+ETC_LINKS=($ETC/slurm.conf:$CONF $ETC/gres.conf:$STATE/etc/gres.conf)
 
 link_etc() {  # /etc/slurm/{slurm,gres}.conf -> the state directory's files; never replace a real file
     local entry link target
-    install -d -m 0755 /etc/slurm
+    install -d -m 0755 "$ETC"
     for entry in "${ETC_LINKS[@]}"; do
         link=${entry%%:*} target=${entry#*:}
         if [ -e "$link" ] && [ "$(readlink "$link")" != "$target" ]; then
@@ -92,6 +94,24 @@ link_etc() {  # /etc/slurm/{slurm,gres}.conf -> the state directory's files; nev
         fi
         ln -sfn "$target" "$link"
     done
+}
+
+check() {  # can this machine start the test cluster? (root, and /etc/slurm free for our links); says why not
+    local entry link
+    if [ "$(id -u)" -ne 0 ]; then
+        say "cannot start the test cluster: needs root (to install slurm-wlm and munge, run munged as munge and slurmctld as slurm, and link /etc/slurm); this is uid $(id -u)" >&2
+        return 1
+    fi
+    for entry in "${ETC_LINKS[@]}"; do
+        link=${entry%%:*}
+        if [ -e "$link" ] || [ -L "$link" ]; then
+            if [ "$(readlink "$link")" != "${entry#*:}" ]; then
+                say "cannot start the test cluster: $link exists and is not this test cluster's (a real SLURM installation?)" >&2
+                return 1
+            fi
+        fi
+    done
+    say "the test cluster can start here"
 }
 
 unlink_etc() {
@@ -167,6 +187,7 @@ start_munged() {
 }
 
 start() {
+    check
     install_packages
     if alive "$MUNGE_DIR/munged.pid" && alive "$STATE/run/slurmctld.pid" && alive "$STATE/run/slurmd.pid" \
         && scontrol ping >/dev/null 2>&1; then
@@ -202,6 +223,7 @@ case ${1:-} in
     start) start ;;
     stop) stop; say "stopped (state left in $STATE)" ;;
     status) status ;;
-    *) echo "usage: $0 start|stop|status   (state: \$BEATFLOW_SLURM_STATE, default /tmp/beatflow-slurm)" >&2
+    check) check ;;
+    *) echo "usage: $0 start|stop|status|check   (state: \$BEATFLOW_SLURM_STATE, default /tmp/beatflow-slurm)" >&2
        exit 2 ;;
 esac
