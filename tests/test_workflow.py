@@ -1,6 +1,5 @@
 """The demo workflow end to end (in a temporary copy of the project), checked against DESIGN.md's contracts."""
 
-import json
 import re
 
 import numpy as np
@@ -9,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from conftest import copy_project, snakemake
+from contracts import check_evaluation, check_report
 
 pytestmark = pytest.mark.workflow
 
@@ -78,10 +78,12 @@ def test_plots_exist(demo_run):
 
 
 def test_evaluation_on_demo_truth(demo_run):
-    e = json.loads((results(demo_run) / "evaluation.json").read_text())
-    assert e["sensitivity"] >= 0.99 and e["ppv"] >= 0.99 and e["f1"] >= 0.99
-    assert e["auroc"] > 0.95
-    assert e["per_label"]["V"]["flagged"] > 0.9
+    """Measured on the CPU (a5f8925): detection 1.0, AUROC 1.0, and 1.0 for each of V (44 beats), A (41) and
+    L (22); V flagged 1.0, A 0.976; no normal beat flagged."""
+    e = check_evaluation(results(demo_run), min_detection=0.99, min_auroc=0.99,
+                         labels={"V": 0.99, "A": 0.99, "L": 0.99})
+    assert e["per_label"]["V"]["flagged"] > 0.9 and e["per_label"]["A"]["flagged"] > 0.8
+    assert e["normal_flagged"] < 0.01
 
 
 def test_every_rule_logs_its_backend(demo_run):
@@ -97,10 +99,9 @@ def test_cpu_training_gets_the_cores_snakemake_grants(demo_run):
     assert found.group(1) == "cuda" or found.group(2) == "2"
 
 
-def test_report_builds(demo_run):
+def test_report_embeds_every_figure(demo_run):
     snakemake(demo_run, "--report", "report.html")
-    html = (demo_run / "report.html").read_text()
-    assert len(html) > 100_000 and "gallery" in html
+    check_report(demo_run / "report.html", demo_run, ["demo"])
 
 
 def test_lint_is_clean(demo_run):
