@@ -73,8 +73,8 @@ def record_files(wildcards):
     for a WFDB record (`dir/208` or `dir/208.hea`) its header and the signal files beside it whose names start
     with the record's (`208.dat`; a multi-segment record's `208_0001.dat`, …)."""
     path = Path(record_path(wildcards))
-    if path.suffix.lower() == ".hea" or (not path.suffix and path.with_name(path.name + ".hea").exists()):
-        header = path if path.suffix else path.with_name(path.name + ".hea")
+    if path.suffix.lower() == ".hea" or (not path.suffix and path.with_name(f"{path.name}.hea").exists()):
+        header = path if path.suffix else path.with_name(f"{path.name}.hea")
         stem = header.with_suffix("")
         return [str(header), *sorted(str(f) for f in header.parent.glob(f"{stem.name}*.dat"))]
     return [str(path)]
