@@ -11,7 +11,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-GPU_RULES = {"ingest", "segment", "embed", "train", "score", "plot"}
+GPU_RULES = {"ingest", "segment", "embed", "train", "score"}
 STAMP = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO "
 
 

@@ -5,13 +5,11 @@ from beatflow.stage import run_stage
 
 
 def main(smk):
-    from beatflow.backend import select_backend
     from beatflow.detect.params import SegmentParams
     from beatflow.report.plots import plot
 
-    backend = select_backend(smk.config["device"], needs=("cudf", "kvikio"))
     plot(smk.wildcards.record, dict(smk.input.items()), Path(smk.output.latent_html).parent,
-         SegmentParams.from_config(smk.params.segment), backend)
+         SegmentParams.from_config(smk.params.segment))
 
 
 run_stage("plot", snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -7,7 +7,7 @@ def main(smk):
     from beatflow.detect.params import SegmentParams
     from beatflow.detect.segment import segment
 
-    backend = select_backend(smk.config["device"], needs=("cudf", "numba.cuda"))
+    backend = select_backend(smk.config["device"], needs=("numba.cuda",))
     segment(smk.wildcards.record, smk.input.signal, smk.output[0], SegmentParams.from_config(smk.params.segment),
             backend)
 

@@ -78,7 +78,7 @@ def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend
         raise BackendError(f"device must be auto, gpu or cpu, not {device!r}")
     if device != "cpu":
         try:
-            manager = "torch" if "torch" in needs else "rmm"
+            manager = "torch" if "torch" in needs else "rmm" if "cudf" in needs else "cupy"
             t0 = time.perf_counter()
             detail = _probe_gpu(tuple(needs) + (("rmm",) if manager == "rmm" else ()))
         except BackendError as exc:
@@ -98,10 +98,11 @@ def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend
 
 
 def _share_memory(manager: str) -> None:
-    """One memory manager per process. Where cuDF runs, an RMM pool that CuPy allocates from too. Where torch
-    runs (train, score; no stage uses cuDF and torch together), torch's caching allocator, which CuPy then
-    allocates from (kvikio reads land in it): CUDA-graph capture needs its graph-private pools, which an
-    RMM-backed torch allocator does not provide."""
+    """One memory manager per process. Where cuDF runs (ingest), an RMM pool that CuPy allocates from too.
+    Where torch runs (train, score; no stage uses cuDF and torch together), torch's caching allocator, which
+    CuPy then allocates from (kvikio reads land in it): CUDA-graph capture needs its graph-private pools, which
+    an RMM-backed torch allocator does not provide. Elsewhere (segment, embed) CuPy's own pool, without
+    importing RMM."""
     import cupy
 
     if getattr(_share_memory, "manager", None):
@@ -112,9 +113,9 @@ def _share_memory(manager: str) -> None:
 
         rmm.reinitialize(pool_allocator=True)
         cupy.cuda.set_allocator(rmm_cupy_allocator)
-    else:
+    elif manager == "torch":
         cupy.cuda.set_allocator(_torch_allocation)
-    _share_memory.manager = manager
+    _share_memory.manager = manager  # "cupy": CuPy's own pool as it is
 
 
 def _torch_allocation(size: int):

@@ -13,7 +13,7 @@ from beatflow.detect.nms import _local_max_at
 _local_max = cuda.jit(device=True)(_local_max_at)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def _nms(r, half, floor, out):
     """``out[i]`` = ``r[i]`` is above ``floor`` and the maximum of ``r[i-half : i+half+1]`` (leftmost sample
     of a plateau)."""

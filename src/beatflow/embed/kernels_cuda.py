@@ -13,7 +13,7 @@ _row_mean = cuda.jit(device=True)(_row_mean_at)
 _embed_element = cuda.jit(device=True)(_embed_at)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def _row_means(x, starts, lengths, width, means):
     """One thread per (beat, channel): ``means[b, c]``, the mean of that row's samples."""
     k = cuda.grid(1)
@@ -22,7 +22,7 @@ def _row_means(x, starts, lengths, width, means):
         means[k // channels, k % channels] = _row_mean(x, starts, lengths, width, k // channels, k % channels)
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def _embed(x, starts, lengths, means, out):
     """One thread per element of ``out`` ``[beats, channels, width]``."""
     k = cuda.grid(1)

@@ -60,19 +60,17 @@ def _write_signal_gpu(leads: dict, fs: float, path) -> None:
 
 
 def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, float]:
-    """Lead name → 1-D float32 array (cupy on the GPU, zero-copy from cuDF; numpy on the CPU), and ``fs``."""
+    """Lead name → 1-D float32 array (numpy, or cupy on the GPU after one host-to-device copy) and ``fs``.
+
+    pyarrow reads on both backends: a stage that needs nothing else of cuDF does not pay its import, which
+    costs more than the copy of a 20 h lead (72 MB; docs/design.md, Performance)."""
     fs, names = signal_info(path)
     leads = names if leads is None else leads
     try:
-        if backend.gpu:
-            import cudf
-
-            frame = cudf.read_parquet(path, columns=leads)
-            return {name: frame[name].to_cupy() for name in leads}, fs
         table = pq.read_table(path, columns=leads)
     except (pa.ArrowException, OSError, RuntimeError, ValueError) as exc:
         raise BeatflowError(f"cannot read the signal ({exc})", path=str(path)) from exc
-    return {name: table.column(name).to_numpy() for name in leads}, fs
+    return {name: backend.xp.asarray(table.column(name).to_numpy()) for name in leads}, fs
 
 
 def write_frame(frame, path, metadata: dict[str, str] | None = None) -> None:

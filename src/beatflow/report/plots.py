@@ -1,6 +1,10 @@
 """plot: holoviews figures of one record, each saved as bokeh HTML and as PNG (matplotlib renderer, so no
 browser is needed): the latent space of the held-out beats, the whole recording (datashader), the
-beat-length histogram and a gallery of the most anomalous beats over the median normal beat."""
+beat-length histogram and a gallery of the most anomalous beats over the median normal beat.
+
+Drawn on the CPU whatever the backend: the figures come from small tables and one lead, and the GPU path
+(cuDF frames for datashader) was slower on the 20 h record (25.3 s against 14.8 s for the rule) while it held
+the workflow's one GPU slot."""
 
 from __future__ import annotations
 
@@ -29,16 +33,6 @@ def _hv():
     hv.extension("bokeh", "matplotlib", logo=False)
     log.info("holoviews %s with bokeh and matplotlib loaded in %.2f s", hv.__version__, time.perf_counter() - t0)
     return hv
-
-
-def _gpu_frame(columns: dict):
-    """A cuDF frame for holoviews/datashader. holoviews reads the version of a package named ``cudf``; the
-    pip wheel is ``cudf-cu13``, so it takes cuDF for an old release and calls the removed ``values_host``."""
-    import cudf
-    import holoviews.core.data.cudf as hv_cudf
-
-    hv_cudf.CUDF_GE_26_4 = True
-    return cudf.DataFrame(columns)
 
 
 def save(obj, stem: Path) -> None:
@@ -75,12 +69,11 @@ def latent_plot(latent, record: str):
 def trace_plot(frame, lead: str, flagged_t, flagged_v, record: str):
     """The whole recording rasterised by datashader, with flagged beats marked.
 
-    ``frame`` holds ``time_s`` and the lead (pandas, or cuDF on the GPU: datashader aggregates on the device).
+    ``frame`` (pandas) holds ``time_s`` and the lead.
     """
     hv = _hv()
     from holoviews.operation.datashader import rasterize
 
-    # Explicit Python-float ranges: holoviews' own range of a cuDF float32 column fails its bounds check.
     x_range = (float(frame["time_s"].min()), float(frame["time_s"].max()))
     y_range = (float(frame[lead].min()), float(frame[lead].max()))
     if y_range[0] == y_range[1]:
@@ -140,47 +133,39 @@ def _coloured(path, color: str):
     return path.opts(hv.opts.Path(color=color, backend="bokeh"), hv.opts.Path(color=color, backend="matplotlib"))
 
 
-def gallery_rows(rows, kept, backend):
-    """The first lead of the top-scoring kept beats and the median of the unflagged ones (host arrays).
-    ``kept`` is scores.parquet without the pruned beats: its row i is row i of the embedding."""
-    xp = backend.xp
+def gallery_rows(rows: np.ndarray, kept):
+    """The first lead of the top-scoring kept beats and the median of the unflagged ones. ``kept`` is
+    scores.parquet without the pruned beats: its row i is row i of the embedding ``rows``."""
     top = kept.nlargest(GALLERY_SIZE, "score")
     normal = np.flatnonzero(~kept.anomaly.to_numpy())
     if len(normal) == 0:
         normal = np.arange(len(kept))
-    median = xp.median(rows[xp.asarray(normal), 0, :], axis=0)
-    return backend.to_host(rows[xp.asarray(top.index.to_numpy()), 0, :]), backend.to_host(median), top
+    return rows[top.index.to_numpy(), 0, :], np.median(rows[normal, 0, :], axis=0), top
 
 
-def plot(record: str, paths: dict, out_dir, seg, backend) -> None:
+def plot(record: str, paths: dict, out_dir, seg) -> None:
     """All plots of one record into ``out_dir``.
 
     ``paths``: ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``.
     """
+    import pandas as pd
+
+    from beatflow.backend import select_backend
     from beatflow.io import arrays
     from beatflow.io.tables import read_frame, read_signal
 
     out_dir = Path(out_dir)
-    xp = backend.xp
     scores = read_frame(paths["scores"])
     beats = read_frame(paths["beats"])
-    signals, fs = read_signal(paths["signal"], backend)
+    signals, fs = read_signal(paths["signal"], select_backend("cpu"))
     lead, x = next(iter(signals.items()))
     flagged = scores[scores.anomaly]
-    flagged_v = backend.to_host(x[xp.asarray(flagged.peak.to_numpy())])
-    columns = {"time_s": xp.arange(x.shape[0], dtype=xp.float64) / fs, lead: x}
-    if backend.gpu:
-        frame = _gpu_frame(columns)
-    else:
-        import pandas as pd
-
-        frame = pd.DataFrame(columns)
-    save(trace_plot(frame, lead, flagged.time_s.to_numpy(), flagged_v, record), out_dir / "trace")
+    frame = pd.DataFrame({"time_s": np.arange(x.shape[0], dtype=np.float64) / fs, lead: x})
+    save(trace_plot(frame, lead, flagged.time_s.to_numpy(), x[flagged.peak.to_numpy()], record), out_dir / "trace")
     save(latent_plot(read_frame(paths["latent"]), record), out_dir / "latent")
     save(lengths_plot(beats.length.to_numpy() / fs, seg.min_rr_s, seg.max_rr_s, record), out_dir / "lengths")
 
-    rows = arrays.load(paths["embedding"], backend.gpu)
     kept = scores[scores.split != "pruned"].reset_index(drop=True)
-    top_rows, median, top = gallery_rows(rows, kept, backend)
+    top_rows, median, top = gallery_rows(arrays.load(paths["embedding"], gpu=False), kept)
     save(gallery_plot(top_rows, median, top, fs, lead, record), out_dir / "gallery")
     log.info("plot %s: 4 figures (HTML + PNG) in %s", record, out_dir)
