@@ -4,6 +4,8 @@
 #   gpu    install; the GPU tests (TESTS=0: none), logged by name to benchmarks/results/pytest-gpu-h200-<stamp>.log; stage figures on the 20 h record (synthesised here, ~15 s)
 #   seed   the workflow on the 20 h record with device: gpu, then device: cpu, into one JSON
 #   demo   the demo workflow on both backends
+#   profile  what a rule's process pays before its work (benchmarks/imports.py), then seed
+#   cohort8  8 copies of the 20 h record in one snakemake call, GPU backend, nvidia-smi sampled every 250 ms
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -11,7 +13,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD/src:/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
 stamp=$(date -u +%Y%m%d)${TAG:+-$TAG}
 [ -f data/holter20h.csv ] || python3 -m beatflow.synth data/holter20h.csv data/holter20h_truth.csv --hours 20 --sheet data/holter20h.tsv
-case "${1:?phase: gpu, seed or demo}" in
+case "${1:?phase: gpu, seed, demo, profile or cohort8}" in
 gpu)
   nvidia-smi -L
   if [ "${TESTS:-1}" != 0 ]; then
@@ -29,9 +31,16 @@ gpu)
   fi
   timeout 150 python3 benchmarks/stages.py data/holter20h.csv --out "benchmarks/results/stages-h200-$stamp.json" \
     --batch-sizes 256 512 1024 > "$OUT/stages.log" 2>&1; tail -c 1500 "$OUT/stages.log" ;;
-seed)
-  timeout 560 python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/holter20h-h200-$stamp.json" \
-    --keep-logs "$OUT/runs" --records data/holter20h.tsv 2>&1 | tail -25 ;;
+seed|profile)
+  [ "$1" = profile ] && timeout 200 python3 benchmarks/imports.py --out "benchmarks/results/imports-h200-$stamp.json" \
+    > "$OUT/imports.log" 2>&1
+  timeout 400 python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/holter20h-h200-$stamp.json" \
+    --keep-logs "$OUT/runs" --records data/holter20h.tsv 2>&1 | tail -40 ;;
+cohort8)
+  { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
+    > data/cohort8.tsv
+  timeout 560 python3 benchmarks/run_workflow.py --devices gpu --out "benchmarks/results/cohort8-h200-$stamp.json" \
+    --records data/cohort8.tsv 2>&1 | grep -E '"(gpu|busy_fraction|mean_utilisation_pct|samples)"|wall' | head ;;
 demo)
   timeout 400 python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
     --keep-logs "$OUT/runs" 2>&1 | tail -12 ;;

@@ -24,7 +24,9 @@ from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PER_BACKEND = ("workflow_wall_s", "stages_s", "breakdown_s", "evaluation", "load_average")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+PER_BACKEND = ("workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s", "gpu_busy", "evaluation",
+               "load_average")
 PACKAGES = ("numpy", "pandas", "pyarrow", "numba", "numba-cuda", "torch", "cupy-cuda13x", "cudf-cu13",
             "kvikio-cu13", "rmm-cu13", "snakemake", "holoviews", "datashader", "bokeh")
 
@@ -48,6 +50,34 @@ def device_name() -> str:
         return f"CPU only ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
 
 
+def outside_rules(logs: Path, wall: float) -> float:
+    """Seconds of the run in which no rule was inside its stage (from each rule log's start and done lines):
+    Snakemake's own scheduling and the rule processes' start-up."""
+    from timeline import intervals
+
+    spans = sorted((s.timestamp(), e.timestamp()) for s, e, *_ in intervals(logs.parent))
+    covered, reach = 0.0, float("-inf")
+    for start, end in spans:
+        covered += max(0.0, end - max(start, reach))
+        reach = max(reach, end)
+    return round(wall - covered, 2)
+
+
+def gpu_sampler(out: Path):
+    """Start nvidia-smi sampling GPU utilisation every 250 ms into ``out`` (None where there is no nvidia-smi)."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    return subprocess.Popen(["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
+                             "-lms", "250"], stdout=out.open("w"), stderr=subprocess.DEVNULL)
+
+
+def gpu_busy(samples: Path) -> dict:
+    """Share of the samples with the GPU busy (utilisation above 0) and the mean utilisation (%)."""
+    values = [float(v) for v in samples.read_text().split() if v.replace(".", "", 1).isdigit()]
+    return {"samples": len(values), "busy_fraction": sum(v > 0 for v in values) / max(1, len(values)),
+            "mean_utilisation_pct": sum(values) / max(1, len(values))}
+
+
 def run_backend(device: str, cores: int, records: str | None, extra: list[str], keep: Path | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -60,9 +90,13 @@ def run_backend(device: str, cores: int, records: str | None, extra: list[str], 
         cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--resources", "gpu=1",
                "--config", f"device={device}", *([f"records={records}"] if records else []), *extra]
         load_before = os.getloadavg()[0]
+        sampler = gpu_sampler(work / "gpu.csv") if device == "gpu" else None
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, check=False, cwd=work, capture_output=True, text=True)
         wall = time.perf_counter() - t0
+        if sampler is not None:
+            sampler.terminate()
+            sampler.wait()
         load = {"before": load_before, "after": os.getloadavg()[0]}  # other work on the host slows every rule
         if keep is not None:
             dest = keep / device
@@ -80,6 +114,8 @@ def run_backend(device: str, cores: int, records: str | None, extra: list[str], 
             stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = float(lines[1].split("\t")[0])
         evaluations = {p.parent.name: json.loads(p.read_text()) for p in (work / "results").glob("*/evaluation.json")}
         return {"wall_s": wall, "stages_s": stages, "breakdown_s": breakdown(work / "logs"),
+                "outside_rules_s": outside_rules(work / "logs", wall),
+                "gpu_busy": gpu_busy(work / "gpu.csv") if sampler is not None else None,
                 "evaluation": evaluations, "records": record_sizes(work), "load_average": load}
 
 
@@ -140,6 +176,8 @@ def main() -> None:
         "workflow_wall_s": {d: r["wall_s"] for d, r in results.items()},
         "stages_s": {d: single(r["stages_s"]) for d, r in results.items()},
         "breakdown_s": {d: single(r["breakdown_s"]) for d, r in results.items()},
+        "outside_rules_s": {d: r["outside_rules_s"] for d, r in results.items()},  # Snakemake, process start-up
+        "gpu_busy": {d: r["gpu_busy"] for d, r in results.items() if r["gpu_busy"]},  # nvidia-smi every 250 ms
         "evaluation": {d: r["evaluation"] for d, r in results.items()},
         "load_average": {d: r["load_average"] for d, r in results.items()},  # 1-min, before and after the run
     }
@@ -152,7 +190,8 @@ def main() -> None:
         report["cpu_over_gpu"] = walls["cpu"] / walls["gpu"]
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps({k: report[k] for k in ("device", "workflow_wall_s", "stages_s", "breakdown_s")}, indent=1))
+    print(json.dumps({k: report[k] for k in ("device", "workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s",
+                                             "gpu_busy")}, indent=1))
 
 
 if __name__ == "__main__":

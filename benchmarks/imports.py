@@ -1,0 +1,89 @@
+"""What a rule's process pays before its work: each library's import, the CUDA context, the RMM pool and the
+Numba CUDA kernels' compilation (or their load from numba-cuda's on-disk cache), each measured in a fresh
+interpreter, best of ``--repeat``; and, per rule, the set of imports that rule's ``select_backend`` call makes.
+
+    python benchmarks/imports.py --out benchmarks/results/imports-h200-<date>.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STEPS = {  # name: (setup run first, untimed; the code timed)
+    "numpy": ("", "import numpy"),
+    "pyarrow.parquet": ("", "import pyarrow.parquet"),
+    "pandas": ("", "import pandas"),
+    "scipy.signal": ("", "import scipy.signal"),
+    "numba": ("", "import numba"),
+    "wfdb": ("", "import wfdb"),
+    "cupy": ("", "import cupy"),
+    "cuda_context": ("import cupy", "cupy.cuda.runtime.free(cupy.cuda.runtime.malloc(1))"),
+    "numba.cuda": ("", "import numba.cuda"),
+    "cudf": ("", "import cudf"),
+    "rmm": ("", "import rmm"),
+    "rmm_pool": ("import rmm, cupy; cupy.cuda.runtime.free(cupy.cuda.runtime.malloc(1))",
+                 "rmm.reinitialize(pool_allocator=True)"),
+    "kvikio": ("", "import kvikio"),
+    "torch": ("", "import torch"),
+    "torch_cuda_init": ("import torch", "torch.zeros(1, device='cuda')"),
+    "holoviews_bokeh_matplotlib": ("", "import holoviews as hv; hv.extension('bokeh', 'matplotlib', logo=False)"),
+    "datashader": ("", "import datashader"),
+    "nms_kernel_first_call": (
+        ("import numpy, cupy; from beatflow.detect.nms_cuda import nms_cuda; r = cupy.random.rand(1000)."
+        "astype(cupy.float32); out = cupy.empty(1000, dtype=cupy.bool_)"),
+        "nms_cuda(r, 5, out); cupy.cuda.Device().synchronize()"),
+    "embed_kernels_first_call": (
+        ("import cupy; from beatflow.embed.kernels_cuda import embed_cuda; x = cupy.random.rand(2, 5000)."
+        "astype(cupy.float32); s = cupy.arange(0, 4000, 250); n = cupy.full(s.shape, 250); "
+        "m = cupy.empty((s.shape[0], 2)); out = cupy.empty((s.shape[0], 2, 250), dtype=cupy.float32)"),
+        "embed_cuda(x, s, n, m, out); cupy.cuda.Device().synchronize()"),
+}
+RULES = {  # the needs each rule script passes to select_backend (scripts/*.py)
+    "ingest": ("cudf",), "segment": ("numba.cuda",), "embed": ("kvikio", "numba.cuda"),
+    "train": ("kvikio", "torch"), "score": ("kvikio", "torch"),
+}
+
+
+def timed(setup: str, code: str) -> float | None:
+    program = (f"import time\n{setup}\nt0 = time.perf_counter()\n{code}\n"
+               "print(time.perf_counter() - t0)")
+    out = subprocess.run([sys.executable, "-c", program], check=False, capture_output=True, text=True, cwd=ROOT,
+                         env=_env())
+    if out.returncode:  # the library is not installed here
+        return None
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def best(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return min(values) if values else None
+
+
+def _env() -> dict:
+    """This environment with the project's ``src`` first on the path."""
+    import os
+
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--repeat", type=int, default=3)
+    a = p.parse_args()
+    steps = {name: best([timed(*step) for _ in range(a.repeat)]) for name, step in STEPS.items()}
+    rules = {rule: timed("import logging", "from beatflow.backend import select_backend; "
+                         f"select_backend('gpu', needs={needs!r})") for rule, needs in RULES.items()}
+    result = {"python": sys.version.split()[0], "seconds": steps, "select_backend_s_per_rule": rules}
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
