@@ -25,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timeline import GPU_RULES, intervals
+
 PER_BACKEND = ("workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s", "gpu_busy", "evaluation",
                "load_average")
 PACKAGES = ("numpy", "pandas", "pyarrow", "numba", "numba-cuda", "torch", "cupy-cuda13x", "cudf-cu13",
@@ -53,7 +55,6 @@ def device_name() -> str:
 def outside_rules(logs: Path, wall: float) -> float:
     """Seconds of the run in which no rule was inside its stage (from each rule log's start and done lines):
     Snakemake's own scheduling and the rule processes' start-up."""
-    from timeline import intervals
 
     spans = sorted((s.timestamp(), e.timestamp()) for s, e, *_ in intervals(logs.parent))
     covered, reach = 0.0, float("-inf")
@@ -105,7 +106,8 @@ def run_backend(device: str, cores: int, records: str | None, extra: list[str], 
             (dest / "snakemake.stderr").write_text(proc.stderr)
         if proc.returncode != 0:
             raise SystemExit(f"{device}: snakemake failed\n{proc.stderr[-5000:]}")
-        used = {m for log in (work / "logs").glob("*/*.log") for m in re.findall(r"backend: (gpu|cpu)", log.read_text())}
+        used = {m for log in (work / "logs").glob("*/*.log") if log.stem in GPU_RULES
+                for m in re.findall(r"backend: (gpu|cpu)", log.read_text())}  # plot draws on the CPU on both
         if device != "auto" and used != {device}:
             raise SystemExit(f"asked for device={device} but the rules ran on {sorted(used)}")
         stages: dict[str, dict[str, float]] = {}

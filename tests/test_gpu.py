@@ -102,8 +102,8 @@ def max_relative_difference(a, b) -> float:
 def test_gpu_runs_are_deterministic(both, gpu, tmp_path, record_property):
     """Two same-seed GPU trainings (deterministic cuDNN, CUDA-graph replay) and their scores. The measured
     maximum relative differences are printed and recorded (-rA / JUnit XML of benchmarks/gpu_session.sh).
-    The bound was rtol=1e-3 (atol 1e-4) before; 1e-5 is the CPU test's. TO BE CONFIRMED on the H200: if the
-    measurement there shows a larger but stable difference, set the bound just above it, with the figure."""
+    Measured on the H200 (s20b): both 0, bit for bit. So the scores and weights must be equal (the bound was
+    rtol=1e-3 before)."""
     import torch
 
     from beatflow.learn.train import TrainParams, train
@@ -128,7 +128,8 @@ def test_gpu_runs_are_deterministic(both, gpu, tmp_path, record_property):
     record_property("gpu_determinism_max_rel_weight", weight_rel)
     print(f"two same-seed GPU runs: max relative difference of the scores {score_rel:.3g}, "
           f"of the model weights {weight_rel:.3g}")
-    np.testing.assert_allclose(scores[0].score, scores[1].score, rtol=1e-5, atol=0)
+    np.testing.assert_array_equal(scores[0].score, scores[1].score)
+    assert weight_rel == 0
     assert (scores[0].anomaly == scores[1].anomaly).all() and (scores[0].reason == scores[1].reason).all()
 
 
@@ -182,14 +183,14 @@ def test_gpu_scores_a_cpu_model_as_the_cpu_does(scored, record_property):
     """Scoring alone (latents, the chi-square fit, alignments, the ratio to the threshold), same model and
     embedding: only float rounding differs (cuDNN against oneDNN convolutions), so the scores agree closely.
     A wrong morphology ratio or latent distance on the GPU changes the ranking or the scale and fails here.
-    Bounds TO BE JUSTIFIED by the H200 measurement the test prints (expected: Spearman ~1, no flagged beat
-    differs, relative differences ~1e-6); a beat at the threshold may flip, hence 1 % and not 0."""
+    Measured on the H200 (s20b): Spearman 1.0, the same 24 beats flagged, relative differences median 1.8e-6,
+    largest 8.5e-6; the bounds sit ten times above (a beat at the threshold may still flip: 1 %)."""
     (cpu_scores, cpu_eval), (gpu_scores, gpu_eval) = scored["cpu"], scored["cpu_model_on_gpu"]
     figures = agreement(gpu_scores, cpu_scores)
     report("cpu_model_gpu_vs_cpu", figures, record_property)
     assert figures["spearman"] >= 0.99
     assert figures["flagged_symmetric_difference"] <= 0.01 * figures["beats"]
-    assert figures["median_rel_diff"] <= 1e-3  # a scale error (of the threshold, of a distance) fails this
+    assert figures["median_rel_diff"] <= 2e-5 and figures["max_rel_diff"] <= 1e-4  # a scale error fails this
     assert gpu_eval["auroc"] == pytest.approx(cpu_eval["auroc"], abs=0.005)
 
 
@@ -203,15 +204,16 @@ def test_gpu_training_finds_the_beats_cpu_training_finds(scored, record_property
     normal beats, all well below the threshold, is noise across draws), over the beats either run ranks in its
     top 20: 0.96 (0.95); flagged 24 and 24 (24 and 23), symmetric difference 0 (1 beat, an A); AUROC 1.0
     both; at 3 epochs the difference was 7 beats (1.0 %). Hence not Spearman >= 0.99 over all beats (it fails
-    for two CPU draws). Bounds TO BE JUSTIFIED by the H200 measurement this test prints; a GPU training that
-    learns nothing, or scores on a wrong scale, fails."""
+    for two CPU draws). Measured on the H200 (s20b): Spearman 0.67 over all beats, 0.845 over the top 20, the
+    same 24 beats flagged, AUROC 1.0 both. The bounds sit below those of a CPU draw and of the GPU: a GPU
+    training that learns nothing, or scores on a wrong scale, fails."""
     (cpu_scores, cpu_eval), (gpu_scores, gpu_eval) = scored["cpu"], scored["gpu"]
     figures = agreement(gpu_scores, cpu_scores)
     figures |= {"auroc": (gpu_eval["auroc"], cpu_eval["auroc"]),
                 "normal_flagged": (gpu_eval["normal_flagged"], cpu_eval["normal_flagged"])}
     report("gpu_vs_cpu_training", figures, record_property)
     assert figures["flagged_symmetric_difference"] <= 0.01 * figures["beats"]
-    assert figures["spearman_top"] >= 0.9
+    assert figures["spearman_top"] >= 0.75
     assert figures["spearman"] >= 0.5
     assert gpu_eval["auroc"] >= 0.99 and cpu_eval["auroc"] >= 0.99  # measured: 1.0 (every abnormal beat ranks first)
     for label, cpu_label in cpu_eval["per_label"].items():  # V (14 beats), A (8): within one or two beats
