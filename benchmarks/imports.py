@@ -32,7 +32,6 @@ STEPS = {  # name: (setup run first, untimed; the code timed)
     "torch": ("", "import torch"),
     "torch_cuda_init": ("import torch", "torch.zeros(1, device='cuda')"),
     "holoviews_bokeh_matplotlib": ("", "import holoviews as hv; hv.extension('bokeh', 'matplotlib', logo=False)"),
-    "datashader": ("", "import datashader"),
     "nms_kernel_first_call": (
         ("import numpy, cupy; from beatflow.detect.nms_cuda import nms_cuda; r = cupy.random.rand(1000)."
         "astype(cupy.float32); out = cupy.empty(1000, dtype=cupy.bool_)"),

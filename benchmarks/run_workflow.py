@@ -30,7 +30,7 @@ from timeline import GPU_RULES, intervals
 PER_BACKEND = ("workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s", "gpu_busy", "evaluation",
                "load_average")
 PACKAGES = ("numpy", "pandas", "pyarrow", "numba", "numba-cuda", "torch", "cupy-cuda13x", "cudf-cu13",
-            "kvikio-cu13", "rmm-cu13", "snakemake", "holoviews", "datashader", "bokeh")
+            "kvikio-cu13", "rmm-cu13", "snakemake", "holoviews", "bokeh")
 
 
 def versions() -> dict:
