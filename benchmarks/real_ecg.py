@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from quality_table import auc, pct
 from references import DETECTORS, ROOT, detect, detection_figures, machine, warm_up
 from run_workflow import run_backend
 
@@ -73,14 +74,6 @@ def gross(per_record: dict, name: str) -> dict:
     return {"sensitivity": tp / (tp + fn), "ppv": tp / (tp + fp), "f1": 2 * tp / (2 * tp + fp + fn),
             "records_f1_below_0.99": sum(r["f1"] < 0.99 for r in rows), "min_f1": min(r["f1"] for r in rows),
             "seconds": round(sum(r["seconds"] for r in rows), 2)}
-
-
-def pct(v) -> str:
-    return "–" if v is None else f"{100 * v:.2f}"
-
-
-def auc(v) -> str:
-    return "–" if v is None else f"{v:.3f}"
 
 
 def markdown(result: dict) -> str:
@@ -141,7 +134,12 @@ def main(argv=None) -> None:
     p.add_argument("--device", default="cpu", choices=["cpu", "gpu", "auto"])
     p.add_argument("--json", type=Path)
     p.add_argument("--md", type=Path)
+    p.add_argument("--render", type=Path, metavar="JSON", help="only write the Markdown again from a JSON this "
+                   "script wrote (to --md, default docs/real_ecg.md)")
     a = p.parse_args(argv)
+    if a.render:
+        (a.md or ROOT / "docs" / "real_ecg.md").write_text(markdown(json.loads(a.render.read_text())))
+        return
     data = a.data.resolve()
     if not data.is_dir():
         raise SystemExit(f"{data} not found: point --data at a folder of WFDB records (e.g. from "
