@@ -125,10 +125,13 @@ def markdown(result: dict) -> str:
                   f"both targets. Anomaly: {len(readable) - len(auroc_failures)} of {len(readable)} meet AUROC ≥ "
                   f"{target_auroc} for A and L with training seed {result['seeds'][0]}, {passing_every_seed} with "
                   f"each of seeds {', '.join(map(str, result['seeds']))}. Every miss of seed {result['seeds'][0]}, "
-                  "with what the script measured there (the threshold is "
+                  "with what the script measured there (the diagnosis's threshold is "
                   f"{sp_['threshold']} × the running median of {sp_['max_rr_s']:g}-s block maxima of the "
                   f"Ricker response at each width ({sp_['wavelet_width_s']:g} and {sp_['wide_wavelet_width_s']:g} s), "
-                  f"on the larger of the two; NMS window {sp_['nms_window_s']:g} s; the causes are read on the "
+                  "on the larger of the two"
+                  + (", a fixed reference: the detector's own threshold adapts to the record, Pan and Tompkins', "
+                     f"from {sp_['candidate_floor']:g} up" if sp_.get("adaptive") else "")
+                  + f"; NMS window {sp_['nms_window_s']:g} s; the causes are read on the "
                   "first lead's envelope, where the detector also fuses in the second lead where that is the "
                   "cleaner; per-beat details in the JSON, "
                   "`beatflow_diagnosis` and `anomaly.diagnosis`):"), ""]
