@@ -77,7 +77,7 @@ def test_a_peak_the_second_lead_does_not_show_next_to_one_it_shows_is_dropped():
     assert not unsupported(t, np.zeros(6), 0.2, 0.36).any()
 
 
-def test_a_recurring_second_morphology_is_recognised_and_noise_is_not():
+def test_a_recurring_second_morphology_is_recognised_and_noise_is_not(cpu):
     fs, n = 250.0, 250 * 120
     rng = np.random.default_rng(0)
     y = (0.01 * rng.standard_normal(n)).astype(np.float32)
@@ -91,7 +91,7 @@ def test_a_recurring_second_morphology_is_recognised_and_noise_is_not():
         y[peaks[k] - 15:peaks[k] + 16] += shape
     for k in np.flatnonzero(noisy):
         y[peaks[k] - 15:peaks[k] + 16] += rng.standard_normal(31).astype(np.float32)
-    got = recurring(y, fs, peaks, suspect | noisy, np)
+    got = recurring(y, fs, peaks, suspect | noisy, cpu)
     assert got[suspect].all() and not got[noisy].any()
 
 

@@ -64,7 +64,7 @@ def qrs_correlation(y, fs: float, peaks, strength, xp):
     return windows @ template / xp.maximum(norms, np.finfo(np.float32).tiny)
 
 
-def recurring(y, fs: float, peaks, suspect, xp):
+def recurring(y, fs: float, peaks, suspect, backend):
     """Mask (host) of the ``suspect`` peaks (host bool mask over ``peaks``) whose QRS window of the band-passed
     lead ``y`` correlates at ``RECUR_CORRELATION`` or more with at least ``max(RECUR_MIN, RECUR_FRACTION ×
     len(peaks))`` other suspects (each compared with up to ``RECUR_REFERENCE`` of them, evenly spread): a
@@ -72,6 +72,7 @@ def recurring(y, fs: float, peaks, suspect, xp):
     have no such look-alikes."""
     from beatflow.detect.peaks import window_index
 
+    xp = backend.xp
     out = np.zeros(suspect.shape[0], dtype=bool)
     index = np.flatnonzero(suspect)
     need = max(RECUR_MIN, RECUR_FRACTION * suspect.shape[0])
@@ -84,12 +85,8 @@ def recurring(y, fs: float, peaks, suspect, xp):
     reference = windows[::step]
     counts = (windows @ reference.T >= RECUR_CORRELATION).sum(axis=1) - 1  # less itself where it is a reference
     counts = counts * step  # the reference is a 1/step sample of the suspects
-    out[index] = _host(counts, xp) >= need
+    out[index] = backend.to_host(counts) >= need
     return out
-
-
-def _host(a, xp):
-    return a if xp is np else xp.asnumpy(a)
 
 
 def reference_rr(peaks: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -176,5 +173,5 @@ def noise_veto(band, fs: float, peaks, strength, p, backend, support=None) -> np
         return backend.to_host(peaks).astype(np.int64)
     correlation = qrs_correlation(band, fs, peaks, strength, backend.xp)
     host = [backend.to_host(a) for a in (peaks, strength, correlation)]
-    again = recurring(band, fs, host[0], host[2] < p.veto_correlation, backend.xp) if p.veto_recurring else None
+    again = recurring(band, fs, host[0], host[2] < p.veto_correlation, backend) if p.veto_recurring else None
     return surviving(*host, p, None if support is None else backend.to_host(support).astype(np.float64), again)
