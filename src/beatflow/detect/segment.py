@@ -62,8 +62,7 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
         lead = detection_envelope(second, fs, p, backend, work_bytes, absolute=True)
     band = qrs_band(x, fs, backend.xp, work_bytes)
     if fuse:
-        envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend,
-                                          p.candidate_floor if p.adaptive else None)
+        envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend, floor)
     if p.adaptive:
         from beatflow.detect.adaptive import adaptive_select, max_slope
 
@@ -82,9 +81,10 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     return search_back(kept, envelope, band, fs, p, backend)
 
 
-def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, backend, floor: float | None = None):
+def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, backend, floor: float):
     """``(envelope, peaks)`` of the two leads (:mod:`beatflow.detect.fusion`) if the second lead's envelope ``lead``
-    shows the first lead's beat-shaped ``peaks`` (:func:`beatflow.detect.veto.second_lead_confirms`), else as given."""
+    shows the first lead's beat-shaped ``peaks`` (:func:`beatflow.detect.veto.second_lead_confirms`), else as given;
+    ``floor`` is the candidates' (the fused envelope's NMS floor)."""
     from beatflow.detect.fusion import fused_envelope, snap
     from beatflow.detect.veto import qrs_correlation, second_lead_confirms
 
@@ -95,10 +95,9 @@ def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, ba
         return envelope, peaks
     log.info("detection on both leads, each weighted by its local noise (the second shows the first lead's beats)")
     fused = fused_envelope(envelope, lead, fs, xp)
-    # the first lead must show something where a fused peak snaps to it: half the fixed threshold, or with the
-    # adaptive threshold the candidate floor (itself half of Pan and Tompkins' lowest threshold)
-    snap_floor = p.threshold / 2 if floor is None else floor
-    floor = p.threshold if floor is None else floor
+    # the first lead must show something where a fused peak snaps to it: with the adaptive threshold the candidate
+    # floor (itself half of Pan and Tompkins' lowest threshold), else half the fixed threshold
+    snap_floor = floor if p.adaptive else p.threshold / 2
     return fused, snap(candidates(fused, fs, p, backend, floor), envelope, fs, xp, floor=snap_floor)
 
 

@@ -52,13 +52,20 @@ def qrs_band(x, fs: float, xp, work_bytes: int | None = None):
     return band_pass([x], fs, *BAND_HZ, xp, work_bytes)[0]
 
 
-def qrs_correlation(y, fs: float, peaks, strength, xp):
-    """Pearson correlation of each peak's QRS window of the band-passed lead ``y`` (:func:`qrs_band`) with the
-    median window of the stronger half of the peaks."""
+def qrs_windows(y, fs: float, peaks, xp):
+    """``[peaks, window]``: each peak's QRS window (±``HALF_WINDOW_S``) of the band-passed lead ``y``
+    (:func:`qrs_band`), its mean removed."""
     from beatflow.detect.peaks import window_index
 
     windows = y[window_index(peaks, max(1, round(HALF_WINDOW_S * fs)), y.shape[0], xp)]
     windows -= windows.mean(axis=1, keepdims=True)
+    return windows
+
+
+def qrs_correlation(y, fs: float, peaks, strength, xp):
+    """Pearson correlation of each peak's QRS window of the band-passed lead ``y`` (:func:`qrs_band`) with the
+    median window of the stronger half of the peaks."""
+    windows = qrs_windows(y, fs, peaks, xp)
     template = xp.median(windows[strength >= xp.median(strength)], axis=0)
     norms = xp.linalg.norm(windows, axis=1) * xp.linalg.norm(template)
     return windows @ template / xp.maximum(norms, np.finfo(np.float32).tiny)
@@ -70,16 +77,13 @@ def recurring(y, fs: float, peaks, suspect, backend):
     len(peaks))`` other suspects (each compared with up to ``RECUR_REFERENCE`` of them, evenly spread): a
     second morphology of the record's own beats (ventricular, aberrant), learned from the record. Noise peaks
     have no such look-alikes."""
-    from beatflow.detect.peaks import window_index
-
     xp = backend.xp
     out = np.zeros(suspect.shape[0], dtype=bool)
     index = np.flatnonzero(suspect)
     need = max(RECUR_MIN, RECUR_FRACTION * suspect.shape[0])
     if index.shape[0] <= need:
         return out
-    windows = y[window_index(xp.asarray(peaks[index]), max(1, round(HALF_WINDOW_S * fs)), y.shape[0], xp)]
-    windows -= windows.mean(axis=1, keepdims=True)
+    windows = qrs_windows(y, fs, xp.asarray(peaks[index]), xp)
     windows /= xp.maximum(xp.linalg.norm(windows, axis=1, keepdims=True), np.finfo(np.float32).tiny)
     step = max(1, -(-index.shape[0] // RECUR_REFERENCE))
     reference = windows[::step]

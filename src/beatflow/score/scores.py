@@ -116,6 +116,13 @@ def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float,
     return np.nan_to_num(np.fmax(np.fmax(early, late), out_of_range), nan=0.0)
 
 
+def per_beat(morph_ratio: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """The morphology ratio per beat from ``morph_ratio`` per kept beat (NaN for pruned beats)."""
+    morph = np.full(len(kept), np.nan)
+    morph[kept] = morph_ratio
+    return morph
+
+
 def combined(morph_ratio: np.ndarray, rhythm: np.ndarray, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per beat: the morphology ratio (``morph_ratio`` is per kept beat; NaN for pruned ones) and the score, the
     largest of it, the ``rhythm`` ratio and their joint evidence ``(morph + rhythm) / sqrt(2)``.
@@ -123,8 +130,7 @@ def combined(morph_ratio: np.ndarray, rhythm: np.ndarray, kept: np.ndarray) -> t
     The joint term is Stouffer's sum of two independent z-scores in threshold units: a beat both somewhat
     premature and somewhat odd in shape (an ectopic beat whose shape the record's many ectopics made common)
     outranks one that is either alone. Pruned beats: the rhythm ratio."""
-    morph = np.full(len(kept), np.nan)
-    morph[kept] = morph_ratio
+    morph = per_beat(morph_ratio, kept)
     joint = (morph + rhythm) / math.sqrt(2)
     return morph, np.fmax(np.fmax(morph, rhythm), joint)
 
@@ -180,9 +186,7 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     latents = judge.latents(x)
     morph, latent = judge.fit(latents, train_rows, p.quantile).ratio(latents)
     kept = beats.kept.to_numpy()
-    shape = np.full(len(kept), np.nan)
-    shape[kept] = morph
-    rhythm = rhythm_ratio(beats.peak.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p, shape)
+    rhythm = rhythm_ratio(beats.peak.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p, per_beat(morph, kept))
     after = rows_after_anomalies(combined(morph, rhythm, kept)[1] > 1, kept)
     if after.size:
         end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
