@@ -77,8 +77,9 @@ def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> di
     from beatflow.io.truth import outside
 
     excluded = np.empty((0, 2), np.int64) if excluded is None else excluded
-    keep_true = outside(truth["sample"].to_numpy(np.int64), excluded)
-    true = truth["sample"].to_numpy(np.int64)[keep_true]
+    samples = truth["sample"].to_numpy(np.int64)
+    keep_true = outside(samples, excluded)
+    true = samples[keep_true]
     all_labels = truth["label"].astype(str).to_numpy()[keep_true]
     all_symbols = (truth["symbol"] if "symbol" in truth else truth["label"]).astype(str).to_numpy()[keep_true]
     detected_all = np.round(scores["time_s"].to_numpy() * fs).astype(np.int64)
@@ -89,8 +90,9 @@ def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> di
     sens = tp / len(true) if len(true) else 0.0
     ppv = tp / len(detected) if len(detected) else 0.0
     labels, symbols = all_labels[ti], all_symbols[ti]
-    matched_scores = scores["score"].to_numpy()[keep_detected][di]
-    flagged = scores["anomaly"].to_numpy()[keep_detected][di]
+    matched = np.flatnonzero(keep_detected)[di]  # rows of scores
+    matched_scores = scores["score"].to_numpy()[matched]
+    flagged = scores["anomaly"].to_numpy()[matched]
     normal = matched_scores[labels == "N"]
     per_label = {lab: {"n": int((all_labels == lab).sum()), **flag_figures(labels, matched_scores, flagged, lab)}
                  for lab in sorted(set(all_labels) - {"N"})}
@@ -103,8 +105,7 @@ def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> di
         "normal_detected": len(normal),
         "per_label": per_label,
         "excluded": {"reference_beats": int((~keep_true).sum()), "detected_beats": int((~keep_detected).sum()),
-                     "intervals_s": excluded_intervals_s(excluded, truth["sample"].to_numpy(np.int64), detected_all,
-                                                         fs)},
+                     "intervals_s": excluded_intervals_s(excluded, samples, detected_all, fs)},
     }
     if not np.array_equal(all_symbols, all_labels):
         by_symbol = {}
