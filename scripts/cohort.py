@@ -1,19 +1,4 @@
-"""Rule cohort: thin wrapper around beatflow.report.cohort."""
-from pathlib import Path
+"""Rule cohort: beatflow.rules.cohort, run by beatflow.stage.run_rule (in the warm worker when there is one)."""
+from beatflow.stage import run_rule
 
-from beatflow.stage import run_stage
-
-
-def main(smk):
-    from beatflow.report.cohort import write_cohort
-
-    records, stages = smk.params.records, smk.params.stages
-    benchmarks = iter(smk.input.benchmarks)  # expand(): record-major, then stage
-    inputs = {record: {"scores": scores, "signal": signal, "benchmarks": {s: next(benchmarks) for s in stages}}
-              for record, scores, signal in zip(records, smk.input.scores, smk.input.signals, strict=True)}
-    evaluations = dict(zip(smk.params.truth_records, smk.input.evaluations, strict=True))
-    write_cohort(records, inputs, smk.output.summary, Path(smk.output.png).with_suffix(""), evaluations,
-                 smk.output.evaluation)
-
-
-run_stage("cohort", snakemake, main)  # noqa: F821 (injected by Snakemake)
+run_rule(snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,14 +1,4 @@
-"""Rule embed: thin wrapper around beatflow.embed.rows."""
-from beatflow.stage import run_stage
+"""Rule embed: beatflow.rules.embed, run by beatflow.stage.run_rule (in the warm worker when there is one)."""
+from beatflow.stage import run_rule
 
-
-def main(smk):
-    from beatflow.backend import select_backend
-    from beatflow.embed.rows import embed
-
-    backend = select_backend(smk.config["device"], needs=("kvikio", "numba.cuda"))
-    embed(smk.wildcards.record, smk.input.signal, smk.input.beats, smk.output[0], smk.params.embed["length_s"],
-          backend, tuple(smk.params.embed["band_hz"]))
-
-
-run_stage("embed", snakemake, main)  # noqa: F821 (injected by Snakemake)
+run_rule(snakemake)  # noqa: F821 (injected by Snakemake)

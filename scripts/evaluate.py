@@ -1,11 +1,4 @@
-"""Rule evaluate: thin wrapper around beatflow.evaluate."""
-from beatflow.stage import run_stage
+"""Rule evaluate: beatflow.rules.evaluate, run by beatflow.stage.run_rule (in the warm worker when there is one)."""
+from beatflow.stage import run_rule
 
-
-def main(smk):
-    from beatflow.evaluate import write_evaluation
-
-    write_evaluation(smk.wildcards.record, smk.input.truth, smk.input.scores, smk.input.signal, smk.output[0])
-
-
-run_stage("evaluate", snakemake, main)  # noqa: F821 (injected by Snakemake)
+run_rule(snakemake)  # noqa: F821 (injected by Snakemake)

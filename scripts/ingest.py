@@ -1,14 +1,4 @@
-"""Rule ingest: thin wrapper around beatflow.io.ingest."""
-from beatflow.stage import run_stage
+"""Rule ingest: beatflow.rules.ingest, run by beatflow.stage.run_rule (in the warm worker when there is one)."""
+from beatflow.stage import run_rule
 
-
-def main(smk):
-    from beatflow.backend import select_backend
-    from beatflow.io.ingest import IngestParams, ingest
-
-    backend = select_backend(smk.config["device"], needs=("cudf",))
-    ingest(smk.wildcards.record, smk.params.path, smk.params.fs, smk.params.leads, smk.output[0], backend,
-           IngestParams.from_config(smk.params.ingest))
-
-
-run_stage("ingest", snakemake, main)  # noqa: F821 (injected by Snakemake)
+run_rule(snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,15 +1,4 @@
-"""Rule plot: thin wrapper around beatflow.report.plots."""
-from pathlib import Path
+"""Rule plot: beatflow.rules.plot, run by beatflow.stage.run_rule (in the warm worker when there is one)."""
+from beatflow.stage import run_rule
 
-from beatflow.stage import run_stage
-
-
-def main(smk):
-    from beatflow.detect.params import SegmentParams
-    from beatflow.report.plots import plot
-
-    plot(smk.wildcards.record, dict(smk.input.items()), Path(smk.output.latent_html).parent,
-         SegmentParams.from_config(smk.params.segment))
-
-
-run_stage("plot", snakemake, main)  # noqa: F821 (injected by Snakemake)
+run_rule(snakemake)  # noqa: F821 (injected by Snakemake)

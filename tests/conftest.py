@@ -90,10 +90,11 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
-def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    """Run the snakemake of this interpreter's environment in ``workdir``."""
+def snakemake(workdir: Path, *args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the snakemake of this interpreter's environment in ``workdir`` (``env``: variables to add)."""
     cmd = [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--resources", "gpu=1"]  # targets first
-    result = subprocess.run(cmd, check=False, cwd=workdir, capture_output=True, text=True)
+    result = subprocess.run(cmd, check=False, cwd=workdir, capture_output=True, text=True,
+                            env={**os.environ, **(env or {})})
     if check and result.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
     return result

@@ -99,6 +99,23 @@ def test_cpu_training_gets_the_cores_snakemake_grants(demo_run):
     assert found.group(1) == "cuda" or found.group(2) == "2"
 
 
+def test_the_warm_workers_change_no_artifact(demo_run, tmp_path):
+    """The demo run (each job in a warm worker) against a run with each job in its own process."""
+    cold = copy_project(tmp_path)
+    snakemake(cold, env={"BEATFLOW_WORKER": "off"})
+    for name in ("signal.parquet", "beats.parquet", "embedding.npy", "scores.parquet", "latent.parquet",
+                 "evaluation.json"):
+        assert (demo_run / "results/demo" / name).read_bytes() == (cold / "results/demo" / name).read_bytes(), name
+    warm_model = torch.load(demo_run / "results/demo/model.pt", weights_only=True)
+    cold_model = torch.load(cold / "results/demo/model.pt", weights_only=True)
+    assert warm_model["loss_per_epoch"] == cold_model["loss_per_epoch"]
+    for key, value in warm_model["state_dict"].items():
+        assert torch.equal(value, cold_model["state_dict"][key]), key
+    for rule in ("ingest", "segment", "embed", "train", "score", "plot", "evaluate"):
+        assert "; warm worker" in (demo_run / "logs/demo" / f"{rule}.log").read_text(), rule
+        assert "; warm worker" not in (cold / "logs/demo" / f"{rule}.log").read_text(), rule
+
+
 def test_report_embeds_every_figure(demo_run):
     snakemake(demo_run, "--report", "report.html")
     check_report(demo_run / "report.html", demo_run, ["demo"])

@@ -16,6 +16,7 @@ from beatflow.errors import BackendError
 
 log = logging.getLogger("beatflow")
 
+RMM_POOL_START = 2**30  # bytes; RMM's default, half the GPU, is held for a warm worker's life
 CUDA_THREADS = 256  # threads per block of beatflow's Numba CUDA kernels
 
 
@@ -102,7 +103,7 @@ def _share_memory(manager: str) -> None:
     Where torch runs (train, score; no stage uses cuDF and torch together), torch's caching allocator, which
     CuPy then allocates from (kvikio reads land in it): CUDA-graph capture needs its graph-private pools, which
     an RMM-backed torch allocator does not provide. Elsewhere (segment, embed) CuPy's own pool, without
-    importing RMM."""
+    importing RMM. A warm worker (beatflow.worker) serves one group of these stages, so its manager is theirs."""
     import cupy
 
     if getattr(_share_memory, "manager", None):
@@ -111,11 +112,25 @@ def _share_memory(manager: str) -> None:
         import rmm
         from rmm.allocators.cupy import rmm_cupy_allocator
 
-        rmm.reinitialize(pool_allocator=True)
+        rmm.reinitialize(pool_allocator=True, initial_pool_size=RMM_POOL_START)  # grows on demand
         cupy.cuda.set_allocator(rmm_cupy_allocator)
     elif manager == "torch":
         cupy.cuda.set_allocator(_torch_allocation)
     _share_memory.manager = manager  # "cupy": CuPy's own pool as it is
+
+
+def release_memory() -> None:
+    """Give the device memory cached by CuPy's and torch's pools back to the driver (the warm worker, between
+    jobs, so that an idle worker holds only its CUDA context)."""
+    import gc
+    import sys
+
+    gc.collect()
+    if "cupy" in sys.modules:
+        sys.modules["cupy"].get_default_memory_pool().free_all_blocks()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
 
 
 def _torch_allocation(size: int):

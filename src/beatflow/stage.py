@@ -1,24 +1,31 @@
-"""What every rule script shares: logging to the rule's log file and a clear one-line error on bad input."""
+"""What every rule script shares: log to the rule's log file, run the rule's stage (in the warm worker when
+there is one, else in this process) and end a :class:`BeatflowError` with its one-line message."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
+import threading
 import time
 
 from beatflow.errors import BeatflowError
+from beatflow.job import Job
 
 log = logging.getLogger("beatflow")
 
 
-def setup_logging(log_path: str | None = None) -> None:
-    """Log to stderr and, when given, to the rule's ``log:`` file."""
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+def setup_logging(log_path: str | None = None, echo: logging.Handler | None = None) -> None:
+    """Log to ``echo`` (stderr by default) and, when given, to the rule's ``log:`` file."""
+    handlers: list[logging.Handler] = [echo or logging.StreamHandler(sys.stderr)]
     if log_path:
         handlers.append(logging.FileHandler(log_path, mode="w"))
+    thread = threading.get_ident()  # the job's thread only (the warm worker imports in another)
+    for handler in handlers:
+        handler.addFilter(lambda record: record.thread == thread)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers,
                         force=True)
+    logging.captureWarnings(True)
     log.setLevel(logging.INFO)  # beatflow's own progress; libraries stay at WARNING
 
 
@@ -32,15 +39,33 @@ def process_age_s() -> float:
         return float("nan")
 
 
-def run_stage(name: str, smk, body) -> None:
-    """Run ``body(smk)`` for a Snakemake ``script:``; a :class:`BeatflowError` ends it with its message alone."""
-    setup_logging(smk.log[0] if smk.log else None)
-    record = smk.wildcards.get("record", "")
-    log.info("%s %s: start (pid %d, %.2f s after the process started)", name, record, os.getpid(), process_age_s())
+def execute(job: Job, echo: logging.Handler | None = None, client: tuple[int, float] | None = None,
+            where: str = "") -> bool:
+    """Run ``job``'s stage here; False (after logging the message) when it raised a :class:`BeatflowError`.
+    ``client`` is the rule process's pid and age when the warm worker runs the job, ``where`` names the worker
+    (``benchmarks/run_workflow.py`` parses the start line)."""
+    from beatflow.rules import RULES
+
+    setup_logging(job.log[0] if len(job.log) else None, echo)
+    pid, age = client or (os.getpid(), process_age_s())
+    log.info("%s %s: start (pid %d, %.2f s after the process started%s)", job.rule, job.record, pid, age, where)
     t0 = time.perf_counter()
     try:
-        body(smk)
+        RULES[job.rule](job)
     except BeatflowError as exc:
-        log.error("%s failed: %s", name, exc)
+        log.error("%s failed: %s", job.rule, exc)
+        return False
+    log.info("%s %s: done in %.2f s", job.rule, job.record, time.perf_counter() - t0)
+    return True
+
+
+def run_rule(smk) -> None:
+    """The body of every rule script: run the job in the warm worker if there is one, else here."""
+    from beatflow.worker.client import submit
+
+    job = Job.from_snakemake(smk)
+    ok = submit(job)
+    if ok is None:
+        ok = execute(job)
+    if not ok:
         sys.exit(1)
-    log.info("%s %s: done in %.2f s", name, record, time.perf_counter() - t0)

@@ -1,5 +1,6 @@
 # Config and records-sheet validation, wildcard constraints, input functions. Imports nothing GPU:
 # Snakemake parses this on login nodes and in every job.
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +20,15 @@ RECORD_NAME = "[A-Za-z0-9_.-]+"
 # CPU threads of the torch rules (train, score). Snakemake caps them at --cores on local runs and exports
 # OMP_NUM_THREADS=threads to the job; without a threads directive torch would run on one core.
 TORCH_THREADS = 16
+
+
+# The warm worker (beatflow.worker, docs/design.md): on a local run, each job hands its stage to a long-lived
+# process of this Snakemake run, so imports and the CUDA context are paid once per run, not once per job.
+# Cluster jobs (and BEATFLOW_WORKER=off) run each job in its own process.
+if workflow.local_exec and not workflow.remote_exec:
+    os.environ.update(BEATFLOW_WORKER_OWNER=str(os.getpid()))
+else:
+    os.environ.pop("BEATFLOW_WORKER_OWNER", None)
 
 
 wildcard_constraints:

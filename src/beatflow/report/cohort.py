@@ -55,9 +55,9 @@ def summary_table(rows: list[dict]):
 
 def cohort_plot(table):
     """Anomalies per hour by reason, one bar per record, and each record's mean heart rate."""
-    from beatflow.report.plots import _hv
+    from beatflow.report.plots import load_holoviews
 
-    hv = _hv()
+    hv = load_holoviews()
     hours = table.duration_s / 3600
     long = [(r, reason, n / h) for r, h, m, rh in zip(table.record, hours, table.anomalies_morphology,
                                                       table.anomalies_rhythm, strict=True)

@@ -10,8 +10,8 @@ compiled in every fresh process, took 4.9 s of the rule on 2 cores)."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -25,20 +25,27 @@ GALLERY_SIZE = 12
 TRACE_PIXELS = (1600, 320)
 
 
-@lru_cache(maxsize=1)
-def _hv():
-    """holoviews with the bokeh and matplotlib renderers loaded (once per process)."""
-    t0 = time.perf_counter()
-    import holoviews as hv
+_LOADING = threading.Lock()  # the warm worker loads it in a thread while a job may ask for it
+_LOADED: list = []
 
-    hv.extension("bokeh", "matplotlib", logo=False)
-    log.info("holoviews %s with bokeh and matplotlib loaded in %.2f s", hv.__version__, time.perf_counter() - t0)
-    return hv
+
+def load_holoviews():
+    """holoviews with the bokeh and matplotlib renderers loaded (once per process)."""
+    with _LOADING:
+        if not _LOADED:
+            t0 = time.perf_counter()
+            import holoviews as hv
+
+            hv.extension("bokeh", "matplotlib", logo=False)
+            log.info("holoviews %s with bokeh and matplotlib loaded in %.2f s", hv.__version__,
+                     time.perf_counter() - t0)
+            _LOADED.append(hv)
+    return _LOADED[0]
 
 
 def save(obj, stem: Path) -> None:
     """Write ``stem.html`` (bokeh, BokehJS inlined so it opens offline) and ``stem.png`` (matplotlib)."""
-    hv = _hv()
+    hv = load_holoviews()
     t0 = time.perf_counter()
     with atomic_path(stem.with_suffix(".html")) as tmp:
         hv.save(obj, tmp, backend="bokeh", resources="inline", title=stem.name)
@@ -50,7 +57,7 @@ def save(obj, stem: Path) -> None:
 
 def latent_plot(latent, record: str):
     """Held-out beats in the latent space (first two principal components), coloured by score."""
-    hv = _hv()
+    hv = load_holoviews()
     z = latent[[c for c in latent.columns if c.startswith("z")]].to_numpy(np.float64)
     z = z - z.mean(axis=0)
     if z.shape[1] > 2:
@@ -89,7 +96,7 @@ def trace_density(x: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS, chunk: i
 
 def trace_plot(x: np.ndarray, fs: float, lead: str, flagged_t, flagged_v, record: str):
     """The whole recording as a density image (:func:`trace_density`), with flagged beats marked."""
-    hv = _hv()
+    hv = load_holoviews()
     image, (lo, hi) = trace_density(x)
     density = hv.Image(image, bounds=(0.0, lo, x.shape[0] / fs, hi), kdims=["time_s", lead], vdims=["samples"])
     marks = hv.Scatter((np.asarray(flagged_t), np.asarray(flagged_v)), "time_s", lead, label="flagged beats")
@@ -104,7 +111,7 @@ def trace_plot(x: np.ndarray, fs: float, lead: str, flagged_t, flagged_v, record
 
 def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record: str):
     """Histogram of beat lengths (seconds to the next peak) with the pruning bounds."""
-    hv = _hv()
+    hv = load_holoviews()
     upper = max(max_rr_s * 1.2, float(np.quantile(length_s, 0.999)))
     hist = hv.Histogram(np.histogram(np.clip(length_s, 0, upper), bins=120, range=(0, upper)),
                         kdims=["length (s)"], vdims=["beats"])
@@ -121,7 +128,7 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
     """The most anomalous beats (first lead, ``rows`` [k, L]) each over the median normal beat ``normal`` [L],
     stacked top to bottom by score in one panel and labelled with time, reason and score. One panel renders
     in a fraction of a second; a layout of k panels took 5 s (docs/design.md)."""
-    hv = _hv()
+    hv = load_holoviews()
     t = np.arange(rows.shape[1]) / fs
     step = 1.1 * max(float(np.ptp(rows)) if rows.size else 0.0, float(np.ptp(normal)), 1e-6)
     offsets = -step * np.arange(len(rows))
@@ -140,7 +147,7 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
 
 
 def _coloured(path, color: str):
-    hv = _hv()
+    hv = load_holoviews()
     return path.opts(hv.opts.Path(color=color, backend="bokeh"), hv.opts.Path(color=color, backend="matplotlib"))
 
 

@@ -1,0 +1,128 @@
+"""What each rule does with its job: choose the backend, then call its stage. One function per rule, named
+after it; the rule scripts and the warm worker both call them through :func:`beatflow.stage.run_rule`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from beatflow.job import Job
+
+
+def ingest(job: Job) -> None:
+    from beatflow.backend import select_backend
+    from beatflow.io.ingest import IngestParams
+    from beatflow.io.ingest import ingest as run
+
+    backend = select_backend(job.device, needs=("cudf",))
+    run(job.record, job.par.path, job.par.fs, job.par.leads, job.output[0], backend,
+        IngestParams.from_config(job.par.ingest))
+
+
+def segment(job: Job) -> None:
+    from beatflow.backend import select_backend
+    from beatflow.detect.params import SegmentParams
+    from beatflow.detect.segment import segment as run
+
+    backend = select_backend(job.device, needs=("numba.cuda",))
+    run(job.record, job.input.signal, job.output[0], SegmentParams.from_config(job.par.segment), backend)
+
+
+def embed(job: Job) -> None:
+    from beatflow.backend import select_backend
+    from beatflow.embed.rows import embed as run
+
+    backend = select_backend(job.device, needs=("kvikio", "numba.cuda"))
+    run(job.record, job.input.signal, job.input.beats, job.output[0], job.par.embed["length_s"], backend,
+        tuple(job.par.embed["band_hz"]))
+
+
+def train(job: Job) -> None:
+    from beatflow.backend import select_backend
+    from beatflow.io.tables import signal_info
+    from beatflow.learn.train import TrainParams
+    from beatflow.learn.train import train as run
+
+    backend = select_backend(job.device, needs=("kvikio", "torch"))
+    run(job.record, job.input.embedding, job.input.beats, job.output[0], TrainParams.from_config(job.par.train),
+        backend, fs=signal_info(job.input.signal)[0])
+
+
+def score(job: Job) -> None:
+    from beatflow.backend import select_backend
+    from beatflow.detect.params import SegmentParams
+    from beatflow.learn.train import TrainParams
+    from beatflow.score.scores import ScoreParams
+    from beatflow.score.scores import score as run
+
+    backend = select_backend(job.device, needs=("kvikio", "torch"))
+    run(job.record, {**dict(job.input.items()), **dict(job.output.items())}, SegmentParams.from_config(job.par.segment),
+        TrainParams.from_config(job.par.train), ScoreParams.from_config(job.par.score), backend)
+
+
+def plot(job: Job) -> None:
+    from beatflow.detect.params import SegmentParams
+    from beatflow.report.plots import plot as run
+
+    run(job.record, dict(job.input.items()), Path(job.output.latent_html).parent,
+        SegmentParams.from_config(job.par.segment))
+
+
+def evaluate(job: Job) -> None:
+    from beatflow.evaluate import write_evaluation
+
+    write_evaluation(job.record, job.input.truth, job.input.scores, job.input.signal, job.output[0])
+
+
+def cohort(job: Job) -> None:
+    from beatflow.report.cohort import write_cohort
+
+    records, stages = job.par.records, job.par.stages
+    benchmarks = iter(job.input.benchmarks)  # expand(): record-major, then stage
+    inputs = {record: {"scores": scores, "signal": signal, "benchmarks": {s: next(benchmarks) for s in stages}}
+              for record, scores, signal in zip(records, job.input.scores, job.input.signals, strict=True)}
+    evaluations = dict(zip(job.par.truth_records, job.input.evaluations, strict=True))
+    write_cohort(records, inputs, job.output.summary, Path(job.output.png).with_suffix(""), evaluations,
+                 job.output.evaluation)
+
+
+def demo_record(job: Job) -> None:
+    from beatflow.synth import SynthSpec, write_record
+
+    spec = SynthSpec(duration_s=job.par.hours * 3600, fs=job.par.fs, seed=job.par.seed)
+    write_record(spec, job.output.csv, job.output.truth)
+
+
+RULES = {f.__name__: f for f in (ingest, segment, embed, train, score, plot, evaluate, cohort, demo_record)}
+
+# The warm workers' groups (beatflow.worker): rules whose stages share libraries run in the same group's
+# workers; every group's first worker starts with the run's first job and loads its group's libraries while
+# the other groups work, each in its own process.
+GROUPS = {"data": ("demo_record", "ingest", "segment", "embed"), "learn": ("train", "score"),
+          "report": ("plot", "evaluate", "cohort")}
+GROUP_OF = {rule: group for group, rules in GROUPS.items() for rule in rules}
+
+
+def preload(group: str, device: str) -> None:
+    """Import what ``group``'s stages use and, on the GPU, choose the process's memory manager as those
+    stages would (:func:`beatflow.backend.select_backend`)."""
+    import importlib
+
+    from beatflow.backend import select_backend
+    from beatflow.errors import BackendError
+
+    modules, gpu = {
+        "data": (("beatflow.io.ingest", "beatflow.detect.segment", "beatflow.embed.rows"), ("cudf", "kvikio", "numba.cuda")),
+        "learn": (("torch", "beatflow.learn.train", "beatflow.score.scores"), ("kvikio", "torch")),
+        "report": (("beatflow.report.plots", "beatflow.report.cohort", "beatflow.evaluate"), ()),
+    }[group]
+    for name in modules:
+        importlib.import_module(name)
+    if group == "report":
+        from beatflow.report.plots import load_holoviews
+
+        load_holoviews()
+    elif device != "cpu":
+        try:
+            select_backend(device, needs=gpu)
+        except BackendError:
+            pass  # the job's own select_backend says why (and falls back to the CPU on device: auto)

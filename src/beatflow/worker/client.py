@@ -1,0 +1,97 @@
+"""The rule script's side of the warm workers: hand the job to an idle worker of its rule's group in this
+Snakemake run (starting one where the group has none idle), print its log lines, and return whether the job
+succeeded; None when there is no worker to use (not a local Snakemake run, ``BEATFLOW_WORKER=off``, not
+Linux, or the worker could not start or died), so that the caller runs the job in its own process."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+from beatflow.job import Job
+from beatflow.rules import GROUP_OF, GROUPS
+from beatflow.worker.protocol import MAX_WORKERS, address, log_path, owner, receive, send
+
+START_TIMEOUT_S = 120.0
+THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")  # Snakemake's per-job caps; the worker sets its own
+
+
+def submit(job: Job) -> bool | None:
+    owner_pid = owner()
+    if owner_pid is None:
+        return None
+    from beatflow.stage import process_age_s
+
+    group = GROUP_OF[job.rule]
+    request = {"job": job.to_dict(), "pid": os.getpid(), "age": process_age_s(),
+               "env": {k: v for k, v in os.environ.items() if k.startswith("BEATFLOW_")}}
+    for index in range(MAX_WORKERS):
+        conn = _connect(owner_pid, group, index)
+        if conn is None:
+            if index == 0:  # the run's first job of this group (usually its first job): start every group
+                for other in GROUPS:
+                    if other != group:
+                        _spawn(owner_pid, other, 0, job.device)
+            conn = _start(owner_pid, group, index, job.device)
+        if conn is None:
+            print(f"no warm worker started (see {log_path(owner_pid, group, index)}); running the job here",
+                  file=sys.stderr)
+            return None
+        with conn:
+            send(conn, request)
+            stream = conn.makefile("rb")
+            reply = receive(stream)
+            if reply is None or reply.get("busy"):
+                continue
+            return _follow(stream, log_path(owner_pid, group, index))
+    return None
+
+
+def _follow(stream, worker_log) -> bool | None:
+    """Print the job's log lines until its outcome; None when the worker died first."""
+    while (message := receive(stream)) is not None:
+        if "ok" in message:
+            return bool(message["ok"])
+        print(message["log"], file=sys.stderr, flush=True)
+    print(f"the warm worker stopped during the job (see {worker_log}); running it here instead", file=sys.stderr,
+          flush=True)
+    return None
+
+
+def _connect(owner_pid: int, group: str, index: int) -> socket.socket | None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(address(owner_pid, group, index))
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def _spawn(owner_pid: int, group: str, index: int, device: str) -> subprocess.Popen:
+    """Start a worker process (it exits at once if that worker already runs)."""
+    path = log_path(owner_pid, group, index)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in THREAD_CAPS}
+    with path.open("a") as out:
+        return subprocess.Popen([sys.executable, "-m", "beatflow.worker.server", str(owner_pid), group, str(index),
+                                 device], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+
+
+def _start(owner_pid: int, group: str, index: int, device: str) -> socket.socket | None:
+    """Start ``group``'s worker ``index`` and connect to it (None if it does not come up)."""
+    proc = _spawn(owner_pid, group, index, device)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        conn = _connect(owner_pid, group, index)
+        if conn is not None:
+            return conn
+        if proc.poll() is not None:  # it exited: another client's worker took the place, or it failed
+            return _connect(owner_pid, group, index)
+        time.sleep(0.02)
+    return None
