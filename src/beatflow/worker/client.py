@@ -13,7 +13,14 @@ import time
 
 from beatflow.job import Job
 from beatflow.rules import GROUP_OF, GROUPS
-from beatflow.worker.protocol import MAX_WORKERS, address, log_path, owner, receive, send
+from beatflow.worker.protocol import (
+    MAX_WORKERS,
+    address,
+    log_path,
+    owner,
+    receive,
+    send,
+)
 
 START_TIMEOUT_S = 120.0
 THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
