@@ -2,7 +2,7 @@
 # On the GPU host, after the wheelhouse parts are in /root/wh (docs/design.md, H200 section). One phase per call, back to
 # back (each call gets a fresh copy of the working tree; installed packages and data/ stay while it is warm):
 #   gpu    install; the GPU tests (TESTS=0: none), logged by name to benchmarks/results/pytest-gpu-h200-<stamp>.log; stage figures on the 20 h record (synthesised here, ~15 s)
-#   seed   the workflow on the 20 h record with device: gpu, then device: cpu, into one JSON
+#   seed   the workflow on the 20 h record: device gpu, cpu, and gpu with a process per job (no warm workers), into one JSON
 #   demo   the demo workflow on both backends
 #   profile  what a rule's process pays before its work (benchmarks/imports.py), then seed
 #   cohort8  8 copies of the 20 h record in one snakemake call, GPU backend, nvidia-smi sampled every 250 ms
@@ -34,7 +34,7 @@ gpu)
 seed|profile)
   [ "$1" = profile ] && timeout 200 python3 benchmarks/imports.py --out "benchmarks/results/imports-h200-$stamp.json" \
     > "$OUT/imports.log" 2>&1
-  timeout 400 python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/holter20h-h200-$stamp.json" \
+  timeout 500 python3 benchmarks/run_workflow.py --devices gpu cpu gpu-per-job --out "benchmarks/results/holter20h-h200-$stamp.json" \
     --keep-logs "$OUT/runs" --records data/holter20h.tsv 2>&1 | tail -40 ;;
 cohort8)
   { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \

@@ -3,14 +3,17 @@
     python benchmarks/run_workflow.py --devices gpu cpu --out benchmarks/results/demo-h200.json [--records SHEET]
 
 Each backend runs in a fresh copy of the project (clean results/) with
-``snakemake --cores N --resources gpu=1 --config device=...``; per-rule seconds come from Snakemake's
-``benchmark:`` files. Also records the device, library versions, the record's size and the host's 1-min
+``snakemake --cores N --resources gpu=1 --config device=...``; ``gpu-per-job`` and ``cpu-per-job`` run each
+job in its own process (``BEATFLOW_WORKER=off``) instead of the warm workers, and the report says whether
+their artifacts are byte-identical to the warm run's. Per-rule seconds come from Snakemake's ``benchmark:``
+files. Also records the device, library versions, the record's size and the host's 1-min
 load average before and after each run (other work on a shared host slows every rule).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -79,7 +82,19 @@ def gpu_busy(samples: Path) -> dict:
             "mean_utilisation_pct": sum(values) / max(1, len(values))}
 
 
-def run_backend(device: str, cores: int, records: str | None, extra: list[str], keep: Path | None) -> dict:
+ARTIFACTS = ("signal.parquet", "beats.parquet", "embedding.npy", "scores.parquet", "latent.parquet",
+             "evaluation.json")
+
+
+def digests(results: Path) -> dict:
+    """SHA-256 of each record's artifacts (model.pt differs in its zip container only)."""
+    return {f"{p.parent.name}/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest()
+            for name in ARTIFACTS for p in sorted(results.glob(f"*/{name}"))}
+
+
+def run_backend(run: str, cores: int, records: str | None, extra: list[str], keep: Path | None) -> dict:
+    device, _, mode = run.partition("-")  # "gpu", or "gpu-per-job": no warm workers
+    env = {**os.environ, **({"BEATFLOW_WORKER": "off"} if mode == "per-job" else {})}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for name in ("Snakefile", "workflow", "scripts", "config", "environment.yml"):
@@ -93,19 +108,19 @@ def run_backend(device: str, cores: int, records: str | None, extra: list[str], 
         load_before = os.getloadavg()[0]
         sampler = gpu_sampler(work / "gpu.csv") if device == "gpu" else None
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, check=False, cwd=work, capture_output=True, text=True)
+        proc = subprocess.run(cmd, check=False, cwd=work, capture_output=True, text=True, env=env)
         wall = time.perf_counter() - t0
         if sampler is not None:
             sampler.terminate()
             sampler.wait()
         load = {"before": load_before, "after": os.getloadavg()[0]}  # other work on the host slows every rule
         if keep is not None:
-            dest = keep / device
+            dest = keep / run
             shutil.rmtree(dest, ignore_errors=True)
             shutil.copytree(work / "logs", dest / "logs", dirs_exist_ok=True)
             (dest / "snakemake.stderr").write_text(proc.stderr)
         if proc.returncode != 0:
-            raise SystemExit(f"{device}: snakemake failed\n{proc.stderr[-5000:]}")
+            raise SystemExit(f"{run}: snakemake failed\n{proc.stderr[-5000:]}")
         used = {m for log in (work / "logs").glob("*/*.log") if log.stem in GPU_RULES
                 for m in re.findall(r"backend: (gpu|cpu)", log.read_text())}  # plot draws on the CPU on both
         if device != "auto" and used != {device}:
@@ -118,7 +133,8 @@ def run_backend(device: str, cores: int, records: str | None, extra: list[str], 
         return {"wall_s": wall, "stages_s": stages, "breakdown_s": breakdown(work / "logs"),
                 "outside_rules_s": outside_rules(work / "logs", wall),
                 "gpu_busy": gpu_busy(work / "gpu.csv") if sampler is not None else None,
-                "evaluation": evaluations, "records": record_sizes(work), "load_average": load}
+                "evaluation": evaluations, "records": record_sizes(work), "load_average": load,
+                "digests": digests(work / "results")}
 
 
 def breakdown(logs: Path) -> dict:
@@ -127,7 +143,7 @@ def breakdown(logs: Path) -> dict:
     found: dict[str, dict[str, dict[str, float]]] = {}
     for path in sorted(logs.glob("*/*.log")):
         text = path.read_text()
-        startup = re.search(r": start \(pid \d+, ([\d.]+) s after the process started\)", text)
+        startup = re.search(r": start \(pid \d+, ([\d.]+) s after the process started", text)
         done = re.search(r": done in ([\d.]+) s", text)
         if not (startup and done):
             continue
@@ -162,7 +178,8 @@ def single(per_record: dict) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--devices", nargs="+", default=["cpu"], choices=["gpu", "cpu", "auto"])
+    p.add_argument("--devices", nargs="+", default=["cpu"],
+                   choices=["gpu", "cpu", "auto", "gpu-per-job", "cpu-per-job"])
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--add", action="store_true", help="add these backends to the report already in --out")
@@ -187,6 +204,9 @@ def main() -> None:
         earlier = json.loads(a.out.read_text())
         for key in PER_BACKEND:
             report[key] = {**earlier.get(key, {}), **report[key]}
+    report["same_artifacts_as_warm"] = {  # a process per job against the warm workers, byte for byte
+        d: r["digests"] == results[d.split("-")[0]]["digests"]
+        for d, r in results.items() if d.endswith("-per-job") and d.split("-")[0] in results}
     walls = report["workflow_wall_s"]
     if {"gpu", "cpu"} <= walls.keys():
         report["cpu_over_gpu"] = walls["cpu"] / walls["gpu"]
