@@ -4,6 +4,7 @@ runs them, under a chosen memory setup: ``python benchmarks/probe_worker.py CSV 
 CuPy's own pool, cuDF unpooled)."""
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -40,9 +41,17 @@ def main():
         Job("embed", w, Files([], {"signal": str(out / "signal.parquet"), "beats": str(out / "beats.parquet")}),
             Files([str(out / "embedding.npy")]), Files([str(out / "embed.log")]), {"embed": config["embed"]}, config),
     ]
-    for job in jobs + jobs[1:]:
+    for i, job in enumerate(jobs + jobs[1:]):
         t0 = time.perf_counter()
-        assert execute(job)
+        if i >= 1 and os.environ.get("PROBE_PROFILE"):
+            import cProfile
+            import pstats
+
+            with cProfile.Profile() as prof:
+                assert execute(job)
+            pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(18)
+        else:
+            assert execute(job)
         times.setdefault(job.rule, []).append(round(time.perf_counter() - t0, 3))
         backend.release_memory()
     print(json.dumps({"mode": mode, **times}))

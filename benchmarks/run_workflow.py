@@ -118,6 +118,8 @@ def run_backend(run: str, cores: int, records: str | None, extra: list[str], kee
             dest = keep / run
             shutil.rmtree(dest, ignore_errors=True)
             shutil.copytree(work / "logs", dest / "logs", dirs_exist_ok=True)
+            if (work / ".snakemake" / "beatflow").exists():  # the warm workers' own logs
+                shutil.copytree(work / ".snakemake" / "beatflow", dest / "workers", dirs_exist_ok=True)
             (dest / "snakemake.stderr").write_text(proc.stderr)
         if proc.returncode != 0:
             raise SystemExit(f"{run}: snakemake failed\n{proc.stderr[-5000:]}")
