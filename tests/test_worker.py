@@ -125,13 +125,13 @@ def test_a_busy_worker_is_not_shared_and_workers_end_with_their_snakemake(owner,
 
 
 def test_a_job_whose_client_is_gone_leaves_no_artifact(owner, tmp_path):
-    assert client.submit(demo_job(tmp_path / "warmup")) is True  # the data group's worker is up
-    conn = client._connect(owner.pid, "data", 0)
+    assert client.submit(demo_job(tmp_path / "warmup")) is True  # the ingest group's worker is up
+    conn = client._connect(owner.pid, "ingest", 0)
     job = demo_job(tmp_path / "cancelled", seconds=900)
     send(conn, {"job": job.to_dict(), "pid": os.getpid(), "age": 0.0, "env": {}})
     assert "accepted" in receive(conn.makefile("rb"))
     conn.close()  # as when Snakemake kills a cancelled job's script
-    worker_log = tmp_path / ".snakemake" / "beatflow" / f"worker-{owner.pid}-data-0.log"
+    worker_log = tmp_path / ".snakemake" / "beatflow" / f"worker-{owner.pid}-ingest-0.log"
     deadline = time.monotonic() + 60
     while "client gone; outputs removed" not in worker_log.read_text() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -139,8 +139,8 @@ def test_a_job_whose_client_is_gone_leaves_no_artifact(owner, tmp_path):
 
 
 def test_workers_are_private_to_their_run_and_user(tmp_path, monkeypatch):
-    here = address(123, "data", 0)
+    here = address(123, "ingest", 0)
     assert here.startswith("\0") and str(os.getuid()) in here
-    assert address(124, "data", 0) != here and address(123, "learn", 0) != here
+    assert address(124, "ingest", 0) != here and address(123, "learn", 0) != here
     monkeypatch.chdir(tmp_path)
-    assert address(123, "data", 0) != here  # another working directory
+    assert address(123, "ingest", 0) != here  # another working directory

@@ -5,6 +5,7 @@ Linux, or the worker could not start or died), so that the caller runs the job i
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -42,8 +43,8 @@ def submit(job: Job) -> bool | None:
             if index == 0:  # the run's first job of this group (usually its first job): start every group
                 for other in GROUPS:
                     if other != group:
-                        _spawn(owner_pid, other, 0, job.device)
-            conn = _start(owner_pid, group, index, job.device)
+                        _spawn(owner_pid, other, 0, job.config)
+            conn = _start(owner_pid, group, index, job.config)
         if conn is None:
             print(f"no warm worker started (see {log_path(owner_pid, group, index)}); running the job here",
                   file=sys.stderr)
@@ -79,20 +80,20 @@ def _connect(owner_pid: int, group: str, index: int) -> socket.socket | None:
     return conn
 
 
-def _spawn(owner_pid: int, group: str, index: int, device: str) -> subprocess.Popen:
+def _spawn(owner_pid: int, group: str, index: int, config: dict) -> subprocess.Popen:
     """Start a worker process (it exits at once if that worker already runs)."""
     path = log_path(owner_pid, group, index)
     path.parent.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in THREAD_CAPS}
     with path.open("a") as out:
         return subprocess.Popen([sys.executable, "-m", "beatflow.worker.server", str(owner_pid), group, str(index),
-                                 device], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                 json.dumps(config)], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
 
 
-def _start(owner_pid: int, group: str, index: int, device: str) -> socket.socket | None:
+def _start(owner_pid: int, group: str, index: int, config: dict) -> socket.socket | None:
     """Start ``group``'s worker ``index`` and connect to it (None if it does not come up)."""
-    proc = _spawn(owner_pid, group, index, device)
+    proc = _spawn(owner_pid, group, index, config)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         conn = _connect(owner_pid, group, index)

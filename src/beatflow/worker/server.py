@@ -1,9 +1,9 @@
-"""The warm worker: ``python -m beatflow.worker.server OWNER GROUP INDEX DEVICE``, started by a rule's
-script (:mod:`beatflow.worker.client`).
+"""The warm worker: ``python -m beatflow.worker.server OWNER GROUP INDEX CONFIG_JSON``, started by a rule's
+script (:mod:`beatflow.worker.client`) with the run's config.
 
 It serves one group of rules (:data:`beatflow.rules.GROUPS`). The run's first job starts every group's
-first worker, which loads its group's libraries before any job (:func:`beatflow.rules.preload`), so each
-group loads in its own process while the others work. It runs one job at a time (a client that finds it busy tries the
+first worker, which loads its group's libraries and warms its GPU kernels up before any job
+(:func:`beatflow.rules.preload`), so each group gets ready in its own process while the others work. It runs one job at a time (a client that finds it busy tries the
 group's next worker) with the same code a rule's own process would run (:func:`beatflow.stage.execute`),
 streaming the job's log lines back to the client. Between jobs it gives the device memory pools back. It
 exits when its Snakemake process is gone, after
@@ -12,6 +12,7 @@ whose client is gone when it ends has its outputs removed, so a cancelled job le
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import queue
@@ -156,7 +157,8 @@ def _use_threads(threads: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    owner, group, index, device = argv or sys.argv[1:]
+    owner, group, index, config = argv or sys.argv[1:]
+    config = json.loads(config)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         listener.bind(address(int(owner), group, int(index)))
@@ -166,9 +168,10 @@ def main(argv: list[str] | None = None) -> None:
     worker = Worker(int(owner))
     threading.Thread(target=worker.listen, args=(listener,), daemon=True).start()  # jobs queue while it loads
     t0 = time.perf_counter()
+    backend = "not preloaded"
     if index == "0":  # started ahead of its jobs; a later one has a job waiting, which imports what it needs
-        preload(group, device)
-    print(f"warm worker pid {os.getpid()} for Snakemake {owner}: group {group} #{index}, device {device}, "
+        backend = preload(group, config)
+    print(f"warm worker pid {os.getpid()} for Snakemake {owner}: group {group} #{index}, backend {backend}, "
           f"ready in {time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
     worker.serve()
 
