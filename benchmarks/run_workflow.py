@@ -87,9 +87,22 @@ ARTIFACTS = ("signal.parquet", "beats.parquet", "embedding.npy", "scores.parquet
 
 
 def digests(results: Path) -> dict:
-    """SHA-256 of each record's artifacts (model.pt differs in its zip container only)."""
-    return {f"{p.parent.name}/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest()
-            for name in ARTIFACTS for p in sorted(results.glob(f"*/{name}"))}
+    """SHA-256 of each record's artifacts: a parquet file's table (schema, metadata and values; cuDF's writer
+    does not write equal tables to equal bytes), other files' bytes (model.pt differs in its zip container
+    only, so it is left out)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def digest(path: Path) -> str:
+        if path.suffix != ".parquet":
+            return hashlib.sha256(path.read_bytes()).hexdigest()
+        table = pq.read_table(path).combine_chunks()
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()
+
+    return {f"{p.parent.name}/{p.name}": digest(p) for name in ARTIFACTS for p in sorted(results.glob(f"*/{name}"))}
 
 
 def run_backend(run: str, cores: int, records: str | None, extra: list[str], keep: Path | None) -> dict:
