@@ -97,14 +97,15 @@ RULES = {f.__name__: f for f in (ingest, segment, embed, train, score, plot, eva
 # The warm workers' groups (beatflow.worker): rules whose stages share libraries run in the same group's
 # workers; every group's first worker starts with the run's first job and loads its group's libraries (and
 # on the GPU warms its kernels up) while the other groups work, each in its own process.
-GROUPS = {"ingest": ("demo_record", "ingest"), "detect": ("segment", "embed"), "learn": ("train", "score"),
-          "report": ("plot", "evaluate", "cohort")}
+GROUPS = {"ingest": ("demo_record", "ingest"), "detect": ("segment", "embed"),
+          "learn": ("train", "score", "evaluate"),  # evaluate: right after score, and never in plot's way
+          "report": ("plot", "cohort")}
 GROUP_OF = {rule: group for group, rules in GROUPS.items() for rule in rules}
 _LIBRARIES = {  # group: (modules, the GPU libraries its stages ask select_backend for)
     "ingest": (("beatflow.io.ingest",), ("cudf",)),
     "detect": (("beatflow.detect.segment", "beatflow.embed.rows"), ("kvikio", "numba.cuda")),
-    "learn": (("torch", "beatflow.learn.train", "beatflow.score.scores"), ("kvikio", "torch")),
-    "report": (("beatflow.report.plots", "beatflow.report.cohort", "beatflow.evaluate"), ()),
+    "learn": (("torch", "beatflow.learn.train", "beatflow.score.scores", "beatflow.evaluate"), ("kvikio", "torch")),
+    "report": (("beatflow.report.plots", "beatflow.report.cohort"), ()),
 }
 
 
