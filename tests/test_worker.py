@@ -83,7 +83,7 @@ def test_job_travels_as_json_with_its_named_files():
 
 
 def test_a_job_in_the_worker_writes_what_it_writes_in_its_own_process(owner, tmp_path, capfd):
-    assert client.submit(demo_job(tmp_path / "warm")) is True
+    assert client.submit(demo_job(tmp_path / "warm"), 0.1) is True
     assert execute(demo_job(tmp_path / "cold")) is True
     for suffix in (".csv", "_truth.csv"):
         assert (tmp_path / f"warm{suffix}").read_bytes() == (tmp_path / f"cold{suffix}").read_bytes()
@@ -91,24 +91,26 @@ def test_a_job_in_the_worker_writes_what_it_writes_in_its_own_process(owner, tmp
     assert re.search(r"demo_record : start \(pid \d+, [\d.]+ s after the process started; warm worker \d+", log)
     assert "demo_record : done in" in log
     assert "demo_record : done in" in capfd.readouterr().err  # the job's log lines reach the rule's stderr
-    assert client.submit(demo_job(tmp_path / "again")) is True
+    assert client.submit(demo_job(tmp_path / "again"), 0.1) is True
     assert len(worker_pids(tmp_path / "warm.log", tmp_path / "again.log")) == 1  # the same warm process
 
 
 def test_a_failing_job_reports_its_error_and_leaves_no_artifact(owner, tmp_path):
     missing = tmp_path / "absent.csv"
-    assert client.submit(ingest_job(missing, tmp_path / "signal")) is False
+    assert client.submit(ingest_job(missing, tmp_path / "signal"), 0.1) is False
     assert not (tmp_path / "signal.parquet").exists()
     log = (tmp_path / "signal.log").read_text()
     assert "ingest failed: record 'r1'" in log and "absent.csv" in log
-    assert client.submit(demo_job(tmp_path / "next")) is True  # the worker serves on after a user error
+    assert client.submit(demo_job(tmp_path / "next"), 0.1) is True  # the worker serves on after a user error
 
 
 def test_a_busy_worker_is_not_shared_and_workers_end_with_their_snakemake(owner, tmp_path):
     outcomes = {}
-    jobs = [threading.Thread(target=lambda i=i: outcomes.update({i: client.submit(demo_job(tmp_path / f"j{i}",
-                                                                                           seconds=600))}))
-            for i in range(2)]
+
+    def submit(i):
+        outcomes[i] = client.submit(demo_job(tmp_path / f"j{i}", seconds=600), 0.1)
+
+    jobs = [threading.Thread(target=submit, args=(i,)) for i in range(2)]
     for job in jobs:
         job.start()
     for job in jobs:
@@ -125,7 +127,7 @@ def test_a_busy_worker_is_not_shared_and_workers_end_with_their_snakemake(owner,
 
 
 def test_a_job_whose_client_is_gone_leaves_no_artifact(owner, tmp_path):
-    assert client.submit(demo_job(tmp_path / "warmup")) is True  # the ingest group's worker is up
+    assert client.submit(demo_job(tmp_path / "warmup"), 0.1) is True  # the ingest group's worker is up
     conn = client._connect(owner.pid, "ingest", 0)
     job = demo_job(tmp_path / "cancelled", seconds=900)
     send(conn, {"job": job.to_dict(), "pid": os.getpid(), "age": 0.0, "env": {}})
@@ -144,3 +146,33 @@ def test_workers_are_private_to_their_run_and_user(tmp_path, monkeypatch):
     assert address(124, "ingest", 0) != here and address(123, "learn", 0) != here
     monkeypatch.chdir(tmp_path)
     assert address(123, "ingest", 0) != here  # another working directory
+
+
+def test_every_rule_with_a_script_has_a_stage_and_a_group():
+    from conftest import ROOT
+
+    from beatflow.rules import GROUP_OF, RULES
+
+    scripted = set()
+    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
+        rules = re.findall(r"^rule (\w+):(?:(?!^rule ).)*?^\s+script:", smk.read_text(), re.MULTILINE | re.DOTALL)
+        scripted |= set(rules)
+    assert scripted and scripted <= RULES.keys() and scripted <= GROUP_OF.keys()
+    for rule in scripted:
+        script = (ROOT / "scripts" / f"{rule}.py").read_text()
+        assert "run_rule(snakemake)" in script, rule
+
+
+def test_the_gpu_warm_up_code_runs_and_leaves_nothing(tmp_path, monkeypatch):
+    """warm_up runs on the GPU only; here its code runs on the CPU backend (same functions, same files)."""
+    import yaml
+    from conftest import ROOT
+
+    from beatflow.backend import select_backend
+    from beatflow.rules import warm_up
+
+    monkeypatch.chdir(tmp_path)
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    for group in ("detect", "learn", "ingest", "report"):  # the last two have nothing to warm up
+        warm_up(group, config, select_backend("cpu"))
+    assert list(tmp_path.iterdir()) == []

@@ -1,5 +1,5 @@
 """What each rule does with its job: choose the backend, then call its stage. One function per rule, named
-after it; the rule scripts and the warm worker both call them through :func:`beatflow.stage.run_rule`."""
+after it; a rule's script or a warm worker runs them through :func:`beatflow.stage.execute`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What every rule script shares: log to the rule's log file, run the rule's stage (in the warm worker when
-there is one, else in this process) and end a :class:`BeatflowError` with its one-line message."""
+"""Run one job's stage in this process, as a rule's script or a warm worker does: log to the rule's log file
+and end a :class:`BeatflowError` with its one-line message."""
 
 from __future__ import annotations
 
@@ -57,15 +57,3 @@ def execute(job: Job, echo: logging.Handler | None = None, client: tuple[int, fl
         return False
     log.info("%s %s: done in %.2f s", job.rule, job.record, time.perf_counter() - t0)
     return True
-
-
-def run_rule(smk) -> None:
-    """The body of every rule script: run the job in the warm worker if there is one, else here."""
-    from beatflow.worker.client import submit
-
-    job = Job.from_snakemake(smk)
-    ok = submit(job)
-    if ok is None:
-        ok = execute(job)
-    if not ok:
-        sys.exit(1)

@@ -1,7 +1,7 @@
-"""The rule script's side of the warm workers: hand the job to an idle worker of its rule's group in this
-Snakemake run (starting one where the group has none idle), print its log lines, and return whether the job
-succeeded; None when there is no worker to use (not a local Snakemake run, ``BEATFLOW_WORKER=off``, not
-Linux, or the worker could not start or died), so that the caller runs the job in its own process."""
+"""The rule script's side of the warm workers (:func:`run_rule`): hand the job to an idle worker of its rule's
+group in this Snakemake run (starting one where the group has none idle) and print its log lines; where there
+is no worker to use (not a local Snakemake run, ``BEATFLOW_WORKER=off``, not Linux, or the worker could not
+start or died), run the job in the script's own process."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import time
 
 from beatflow.job import Job
 from beatflow.rules import GROUP_OF, GROUPS
+from beatflow.stage import execute, process_age_s
 from beatflow.worker.protocol import (
     MAX_WORKERS,
     address,
@@ -28,14 +29,23 @@ THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GO
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")  # Snakemake's per-job caps; the worker sets its own
 
 
-def submit(job: Job) -> bool | None:
+def run_rule(smk) -> None:
+    """The body of every rule script: run the job in a warm worker if there is one, else here."""
+    job = Job.from_snakemake(smk)
+    ok = submit(job, process_age_s())
+    if ok is None:
+        ok = execute(job)
+    if not ok:
+        sys.exit(1)
+
+
+def submit(job: Job, age_s: float) -> bool | None:
+    """Run ``job`` in a warm worker; ``age_s``: this process's age, for the job's start line."""
     owner_pid = owner()
     if owner_pid is None:
         return None
-    from beatflow.stage import process_age_s
-
     group = GROUP_OF[job.rule]
-    request = {"job": job.to_dict(), "pid": os.getpid(), "age": process_age_s(),
+    request = {"job": job.to_dict(), "pid": os.getpid(), "age": age_s,
                "env": {k: v for k, v in os.environ.items() if k.startswith("BEATFLOW_")}}
     for index in range(MAX_WORKERS):
         conn = _connect(owner_pid, group, index)
