@@ -31,6 +31,13 @@ else:
     os.environ.pop("BEATFLOW_WORKER_OWNER", None)
 
 
+onstart:
+    # only when there are jobs to run: the workers load their libraries while the first job is scheduled
+    from beatflow.worker.client import start_workers
+
+    start_workers(config)
+
+
 wildcard_constraints:
     record=RECORD_NAME,
 

@@ -39,6 +39,14 @@ def run_rule(smk) -> None:
         sys.exit(1)
 
 
+def start_workers(config: dict) -> None:
+    """Start every group's first worker (Snakemake's ``onstart``: before the first job is scheduled)."""
+    owner_pid = owner()
+    if owner_pid is not None:
+        for group in GROUPS:
+            _spawn(owner_pid, group, 0, config)
+
+
 def submit(job: Job, age_s: float) -> bool | None:
     """Run ``job`` in a warm worker; ``age_s``: this process's age, for the job's start line."""
     owner_pid = owner()
@@ -50,7 +58,7 @@ def submit(job: Job, age_s: float) -> bool | None:
     for index in range(MAX_WORKERS):
         conn = _connect(owner_pid, group, index)
         if conn is None:
-            if index == 0:  # the run's first job of this group (usually its first job): start every group
+            if index == 0:  # no worker yet (Snakemake did not start them): start every group
                 for other in GROUPS:
                     if other != group:
                         _spawn(owner_pid, other, 0, job.config)
