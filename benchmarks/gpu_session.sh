@@ -5,6 +5,7 @@
 #   seed   the workflow on the 20 h record: device gpu, cpu, and gpu with a process per job (no warm workers), into one JSON
 #   demo   the demo workflow on both backends
 #   profile  what a rule's process pays before its work (benchmarks/imports.py), then seed
+#   warm   the 20 h record's warm GPU run alone: once to compile its kernels, then REPEATS (2) times
 #   cohort8  8 copies of the 20 h record in one snakemake call, GPU backend, nvidia-smi sampled every 250 ms
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
@@ -42,6 +43,12 @@ seed|profile)
   for i in $(seq "${REPEATS:-0}"); do  # the warm GPU run again: its spread
     timeout 100 python3 benchmarks/run_workflow.py --devices gpu --records data/holter20h.tsv \
       --out "benchmarks/results/holter20h-h200-$stamp-repeat$i.json" 2>&1 | grep -A2 workflow_wall_s
+  done ;;
+warm)  # the warm GPU run only, after filling the caches: once to compile the 20 h record's kernels, then REPEATS times
+  timeout 200 python3 benchmarks/run_workflow.py --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+  for i in 0 $(seq "${REPEATS:-2}"); do
+    timeout 100 python3 benchmarks/run_workflow.py --devices gpu --records data/holter20h.tsv --keep-logs "$OUT/runs" \
+      --out "benchmarks/results/holter20h-h200-$stamp-warm$i.json" 2>&1 | grep -A2 workflow_wall_s
   done ;;
 cohort8)
   { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
