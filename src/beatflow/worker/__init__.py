@@ -1,5 +1,5 @@
-"""The warm worker: one long-lived process per free job slot of a local Snakemake run, which runs the rules'
-stages so that imports, the CUDA context and compiled kernels are paid once per run instead of once per job.
-Every stage still writes its own artifact, so Snakemake's caching and reruns are unchanged.
+"""Warm workers: long-lived processes of a local Snakemake run, one or more per group of rules, that run the
+rules' stages so that imports, the CUDA context and the kernels' first calls are paid once per run instead of
+once per job. Every stage still writes its own artifact, so Snakemake's caching and reruns are unchanged.
 
 ``server`` is the worker, ``client`` the rule script's side, ``protocol`` what they share."""

@@ -29,6 +29,7 @@ from beatflow.worker.protocol import address, receive, send
 
 IDLE_EXIT_S = 600.0
 POLL_S = 0.5
+REQUEST_TIMEOUT_S = 10.0
 
 log = logging.getLogger("beatflow")
 
@@ -50,6 +51,8 @@ class ClientLog(logging.Handler):
 
 
 class Worker:
+    """Queues one client's job at a time for the main thread, which runs it."""
+
     def __init__(self, owner: int):
         self.owner = owner
         self.requests: queue.Queue = queue.Queue()
@@ -63,7 +66,12 @@ class Worker:
             if _peer_uid(conn) != os.getuid():
                 conn.close()
                 continue
-            request = receive(conn.makefile("rb"))
+            conn.settimeout(REQUEST_TIMEOUT_S)  # a client that connects and says nothing must not block the rest
+            try:
+                request = receive(conn.makefile("rb"))
+            except (OSError, ValueError):
+                request = None
+            conn.settimeout(None)
             if request is None or not self.busy.acquire(blocking=False):
                 if request is not None:
                     send(conn, {"busy": True})
