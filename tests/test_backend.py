@@ -49,6 +49,16 @@ def test_importing_beatflow_imports_no_gpu_or_heavy_library():
     assert out.strip() == "[]"
 
 
+def test_a_rule_script_hands_its_job_over_without_importing_numerics():
+    """The rule script's side of the warm workers stays light: the worker has the libraries."""
+    import subprocess
+
+    code = ("import sys, beatflow.worker.client; "
+            "print(sorted(m for m in ('numpy','pandas','pyarrow','numba','torch','cupy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 def test_unknown_device_is_an_error():
     with pytest.raises(BackendError, match="auto, gpu or cpu"):
         select_backend("tpu")
