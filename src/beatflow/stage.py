@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 import time
 
 from beatflow.errors import BeatflowError
@@ -20,9 +19,6 @@ def setup_logging(log_path: str | None = None, echo: logging.Handler | None = No
     handlers: list[logging.Handler] = [echo or logging.StreamHandler(sys.stderr)]
     if log_path:
         handlers.append(logging.FileHandler(log_path, mode="w"))
-    thread = threading.get_ident()  # the job's thread only (the warm worker imports in another)
-    for handler in handlers:
-        handler.addFilter(lambda record: record.thread == thread)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers,
                         force=True)
     logging.captureWarnings(True)

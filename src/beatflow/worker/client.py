@@ -39,12 +39,14 @@ def run_rule(smk) -> None:
         sys.exit(1)
 
 
-def start_workers(config: dict) -> None:
-    """Start every group's first worker (Snakemake's ``onstart``: before the first job is scheduled)."""
+def start_workers(config: dict, but: str = "") -> None:
+    """Start every group's first worker (Snakemake's ``onstart``: before the first job is scheduled), ``but``
+    that group's."""
     owner_pid = owner()
     if owner_pid is not None:
         for group in GROUPS:
-            _spawn(owner_pid, group, 0, config)
+            if group != but:
+                _spawn(owner_pid, group, 0, config)
 
 
 def submit(job: Job, age_s: float) -> bool | None:
@@ -58,10 +60,8 @@ def submit(job: Job, age_s: float) -> bool | None:
     for index in range(MAX_WORKERS):
         conn = _connect(owner_pid, group, index)
         if conn is None:
-            if index == 0:  # no worker yet (Snakemake did not start them): start every group
-                for other in GROUPS:
-                    if other != group:
-                        _spawn(owner_pid, other, 0, job.config)
+            if index == 0:  # Snakemake did not start the workers (hooks off): start the other groups' too
+                start_workers(job.config, but=group)
             conn = _start(owner_pid, group, index, job.config)
         if conn is None:
             print(f"no warm worker started (see {log_path(owner_pid, group, index)}); running the job here",
