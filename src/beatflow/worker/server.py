@@ -1,14 +1,15 @@
-"""The warm worker: ``python -m beatflow.worker.server OWNER GROUP INDEX CONFIG_JSON``, started by a rule's
-script (:mod:`beatflow.worker.client`) with the run's config.
+"""The warm worker: ``python -m beatflow.worker.server OWNER GROUP INDEX CONFIG_JSON``, started with the run's
+config by Snakemake's ``onstart`` (every group's first worker) or by a rule's script
+(:mod:`beatflow.worker.client`) that finds its group's workers busy.
 
-It serves one group of rules (:data:`beatflow.rules.GROUPS`). The run's first job starts every group's
-first worker, which loads its group's libraries and warms its GPU kernels up before any job
-(:func:`beatflow.rules.preload`), so each group gets ready in its own process while the others work. It runs one job at a time (a client that finds it busy tries the
-group's next worker) with the same code a rule's own process would run (:func:`beatflow.stage.execute`),
+It serves one group of rules (:data:`beatflow.rules.GROUPS`). A group's first worker loads the group's
+libraries and warms its GPU kernels up before any job (:func:`beatflow.rules.preload`), so each group gets
+ready in its own process while the others work. It runs one job at a time (a client that finds it busy tries
+the group's next worker) with the same code a rule's own process would run (:func:`beatflow.stage.execute`),
 streaming the job's log lines back to the client. Between jobs it gives the device memory pools back. It
-exits when its Snakemake process is gone, after
-``IDLE_EXIT_S`` without a job, or after an unexpected error (a CUDA fault can poison the process); a job
-whose client is gone when it ends has its outputs removed, so a cancelled job leaves no artifact."""
+exits when its Snakemake process is gone, after ``IDLE_EXIT_S`` without a job, or after an unexpected error
+(a CUDA fault can poison the process); a job whose client is gone when it ends has its outputs removed, so a
+cancelled job leaves no artifact."""
 
 from __future__ import annotations
 
