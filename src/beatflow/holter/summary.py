@@ -1,0 +1,338 @@
+"""The Holter summary of one record (``holter.json``, ``../shared/DESIGN.md``): heart rate, ectopy, pauses,
+atrial fibrillation and HRV from the beats' times and AAMI classes.
+
+Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
+
+- An RR interval joins two consecutive beats. It is *analysable* unless it touches a ``Q`` beat (paced or
+  unclassifiable), overlaps an excluded stretch (given: e.g. ventricular flutter/fibrillation in the reference),
+  or is a gap of :data:`GAP_S` or more without beats (unreadable signal, not a pause). ``analysed_s`` is the
+  duration less the union of the excluded stretches and the non-analysable intervals (and a leading or trailing
+  beat-free stretch of ``GAP_S`` or more).
+- Rates use analysable intervals only: ``mean_bpm = 60 / mean RR``; a minute's rate is ``60 / mean RR`` of the
+  intervals ending in it (whole minutes from the start); each minute also carries ``min_bpm`` / ``max_bpm``, the
+  slowest and fastest beat-to-beat rate ending in it (for the trend figure). The record's min/max heart rate are
+  the lowest and highest minute rates among minutes whose analysable intervals cover at least half the minute.
+- The hourly table has one row per clock hour from the start, the last one partial when the record does not
+  end on the hour.
+- Runs, couplets and isolated beats: maximal sequences of consecutive beats of one class (all beats, whatever
+  the interval's analysability), 1, 2, ≥ 3 beats. ``couplets_list`` (an addition to the contract) gives each
+  couplet's ``start_s`` / ``end_s``, for the evaluation's overlap matching.
+- Bigeminy (N-V)×k and trigeminy (N-N-V)×k, k ≥ 3: time from the first beat of the first cycle to the beat after
+  the last cycle (to its last beat at the record's end).
+- Pauses: every analysable RR interval ≥ 2.0 s.
+- AF: episodes from :func:`beatflow.holter.af.detect_af` (or given), ``burden`` = AF time within the analysed
+  time / ``analysed_s``.
+- HRV over analysable NN intervals (both beats N), sample standard deviations (ddof 1); SDANN and the SDNN
+  index over the whole 5-minute segments from the start (an interval belongs to the segment it ends in);
+  rMSSD and pNN50 (a share, 0–1) over the differences of successive NN intervals (three consecutive N beats).
+
+Anything that cannot be computed is ``null`` and ``notes`` says why; nothing here raises on odd input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from beatflow.holter import af as af_module
+
+CLASSES = ("N", "S", "V", "F", "Q")
+GAP_S = 10.0              # an interval this long or longer is a beat-free gap (lead off), not a pause
+PAUSE_S = 2.0
+SEGMENT_S = 300.0         # SDANN / SDNN index segments
+MINUTE_COVERAGE = 0.5     # a minute counts for min/max heart rate when its intervals cover this share of it
+
+
+# ---------------------------------------------------------------- helpers on intervals [start, end)
+
+def merge_intervals(intervals) -> list[tuple[float, float]]:
+    """Union of ``[(start, end), …]`` as sorted disjoint intervals (empty ones dropped)."""
+    out: list[list[float]] = []
+    for s, e in sorted((float(s), float(e)) for s, e in intervals if e > s):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def total_length(intervals, lo: float = -np.inf, hi: float = np.inf) -> float:
+    """Total length of the union of ``intervals`` clipped to ``[lo, hi]``."""
+    return float(sum(max(0.0, min(e, hi) - max(s, lo)) for s, e in merge_intervals(intervals)))
+
+
+def overlap_length(a, b) -> float:
+    """Length of the intersection of two unions of intervals."""
+    a, b = merge_intervals(a), merge_intervals(b)
+    total, j = 0.0, 0
+    for s, e in a:
+        while j < len(b) and b[j][1] <= s:
+            j += 1
+        k = j
+        while k < len(b) and b[k][0] < e:
+            total += max(0.0, min(e, b[k][1]) - max(s, b[k][0]))
+            k += 1
+    return total
+
+
+def _num(x, digits: int = 2):
+    """A JSON-friendly rounded float, or None for None/NaN."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if not np.isfinite(x) else round(x, digits)
+
+
+# ---------------------------------------------------------------- the parts of the summary
+
+def analysable(time_s: np.ndarray, classes: np.ndarray, excluded) -> np.ndarray:
+    """``valid[i]`` for the interval from beat i to beat i+1 (see the module's definitions)."""
+    t = time_s
+    if len(t) < 2:
+        return np.zeros(0, dtype=bool)
+    rr = np.diff(t)
+    q = classes == "Q"
+    valid = ~(q[:-1] | q[1:]) & (rr < GAP_S) & (rr > 0)
+    for s, e in merge_intervals(excluded):
+        valid &= (t[1:] <= s) | (t[:-1] >= e)
+    return valid
+
+
+def excluded_stretches(time_s, valid, duration_s: float, excluded) -> list[tuple[float, float]]:
+    """All not-analysed time: the given stretches, the non-analysable intervals and beat-free ends."""
+    t = time_s
+    parts = [(max(0.0, s), min(duration_s, e)) for s, e in excluded]
+    parts += [(float(t[i]), float(t[i + 1])) for i in np.flatnonzero(~valid)]
+    if len(t) == 0:
+        parts.append((0.0, duration_s))
+    else:
+        if t[0] >= GAP_S:
+            parts.append((0.0, float(t[0])))
+        if duration_s - t[-1] >= GAP_S:
+            parts.append((float(t[-1]), duration_s))
+    return merge_intervals(parts)
+
+
+def minute_table(time_s, valid, duration_s: float) -> list[dict]:
+    """Per whole minute: ``start_s``, ``bpm`` (60 / mean RR of the analysable intervals ending in it),
+    ``min_bpm``, ``max_bpm`` (beat-to-beat), ``covered_s`` (sum of those intervals; dropped on output)."""
+    n_min = int(duration_s // 60)
+    rr = np.diff(time_s)[valid] if len(time_s) > 1 else np.zeros(0)
+    end = time_s[1:][valid] if len(time_s) > 1 else np.zeros(0)
+    minute = np.floor(end / 60.0).astype(np.int64)
+    inside = minute < n_min
+    rr, minute = rr[inside], minute[inside]
+    count = np.bincount(minute, minlength=n_min)
+    total = np.bincount(minute, weights=rr, minlength=n_min)
+    rows = []
+    order = np.argsort(minute, kind="stable")
+    splits = np.split(rr[order], np.cumsum(count)[:-1]) if n_min else []
+    for m in range(n_min):
+        if count[m]:
+            part = splits[m]
+            rows.append({"start_s": 60.0 * m, "bpm": 60.0 * count[m] / total[m], "min_bpm": 60.0 / part.max(),
+                         "max_bpm": 60.0 / part.min(), "covered_s": float(total[m])})
+        else:
+            rows.append({"start_s": 60.0 * m, "bpm": None, "min_bpm": None, "max_bpm": None, "covered_s": 0.0})
+    return rows
+
+
+def class_runs(time_s, classes, cls: str) -> dict:
+    """Isolated beats, couplets (and their times) and runs (≥ 3) of class ``cls``."""
+    isolated, couplets, runs = 0, [], []
+    mask = (classes == cls).astype(np.int8)
+    edges = np.diff(np.concatenate([[0], mask, [0]]))
+    for s, e in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True):
+        n = e - s
+        start, end = float(time_s[s]), float(time_s[e - 1])
+        if n == 1:
+            isolated += 1
+        elif n == 2:
+            couplets.append({"start_s": _num(start, 3), "end_s": _num(end, 3)})
+        else:
+            rate = 60.0 * (n - 1) / (end - start) if end > start else None
+            runs.append({"start_s": _num(start, 3), "end_s": _num(end, 3), "beats": int(n), "rate_bpm": _num(rate, 1)})
+    return {"isolated": isolated, "couplets": len(couplets), "runs": runs, "couplets_list": couplets}
+
+
+def cycles_time(time_s, classes, pattern: tuple[str, ...], min_cycles: int = 3) -> float:
+    """Total time of the stretches of ≥ ``min_cycles`` consecutive repetitions of ``pattern`` (one regular
+    expression over the class string: linear in the number of beats)."""
+    text = "".join(classes.tolist())
+    expr = re.compile("(?:" + "".join(pattern) + "){%d,}" % min_cycles)
+    n, total = len(classes), 0.0
+    for m in expr.finditer(text):
+        total += float(time_s[min(m.end(), n - 1)] - time_s[m.start()])
+    return total
+
+
+def hrv(time_s, classes, valid, duration_s: float) -> dict:
+    """Time-domain HRV over analysable NN intervals (milliseconds; pNN50 a share)."""
+    out = dict.fromkeys(("sdnn_ms", "sdann_ms", "sdnn_index_ms", "rmssd_ms", "pnn50"))
+    if len(time_s) < 3:
+        return out
+    n = classes == "N"
+    nn = valid & n[:-1] & n[1:]
+    rr = np.diff(time_s) * 1000.0
+    if nn.sum() >= 2:
+        out["sdnn_ms"] = _num(np.std(rr[nn], ddof=1))
+    succ = nn[:-1] & nn[1:]
+    if succ.any():
+        d = np.abs(np.diff(rr))[succ]
+        out["rmssd_ms"] = _num(np.sqrt(np.mean(d ** 2)))
+        out["pnn50"] = _num(np.mean(d > 50.0), 4)
+    n_seg = int(duration_s // SEGMENT_S)
+    seg = np.floor(time_s[1:] / SEGMENT_S).astype(np.int64)
+    means, sds = [], []
+    for k in range(n_seg):
+        part = rr[nn & (seg == k)]
+        if len(part) >= 2:
+            means.append(part.mean())
+            sds.append(part.std(ddof=1))
+    if len(means) >= 2:
+        out["sdann_ms"] = _num(np.std(means, ddof=1))
+    if sds:
+        out["sdnn_index_ms"] = _num(np.mean(sds))
+    return out
+
+
+# ---------------------------------------------------------------- the summary
+
+def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded=(), af_episodes=None) -> dict:
+    """The ``holter.json`` dict from beat times (seconds from the record's start) and AAMI classes.
+
+    ``excluded``: ``[(start_s, end_s), …]`` stretches not analysed (beyond those found here). ``af_episodes``:
+    ``[(start_s, end_s), …]`` to use instead of detecting AF (the reference summary passes its rhythm
+    annotations)."""
+    t = np.asarray(time_s, dtype=np.float64)
+    c = np.asarray(classes).astype(str)
+    if len(t) != len(c):
+        raise ValueError(f"record {record!r}: {len(t)} beat times but {len(c)} classes")
+    order = np.argsort(t, kind="stable")
+    t, c = t[order], c[order]
+    duration_s = float(duration_s)
+    notes: list[str] = []
+    unknown = sorted(set(c.tolist()) - set(CLASSES))
+    if unknown:
+        notes.append(f"beats of unknown class {unknown} counted as Q (not analysed)")
+        c = np.where(np.isin(c, CLASSES), c, "Q")
+    excluded = merge_intervals(excluded or [])
+    valid = analysable(t, c, excluded)
+    stretches = excluded_stretches(t, valid, duration_s, excluded)
+    analysed_s = max(0.0, duration_s - total_length(stretches, 0.0, duration_s))
+    rr = np.diff(t) if len(t) > 1 else np.zeros(0)
+
+    # heart rate
+    if valid.any():
+        mean_bpm = 60.0 / rr[valid].mean()
+    else:
+        mean_bpm = None
+        notes.append("no analysable RR interval: no heart rate, HRV or AF" if len(t) else "no beats")
+    minutes = minute_table(t, valid, duration_s)
+    if duration_s < 60:
+        notes.append("record shorter than a minute: no per-minute rates, minimum or maximum heart rate")
+    eligible = [m for m in minutes if m["bpm"] is not None and m["covered_s"] >= MINUTE_COVERAGE * 60]
+    lo = min(eligible, key=lambda m: m["bpm"]) if eligible else None
+    hi = max(eligible, key=lambda m: m["bpm"]) if eligible else None
+    heart_rate = {"mean_bpm": _num(mean_bpm, 1),
+                  "min_bpm": _num(lo["bpm"], 1) if lo else None, "min_at_s": lo["start_s"] if lo else None,
+                  "max_bpm": _num(hi["bpm"], 1) if hi else None, "max_at_s": hi["start_s"] if hi else None,
+                  "minutes": [{"start_s": m["start_s"], "bpm": _num(m["bpm"], 1), "min_bpm": _num(m["min_bpm"], 1),
+                               "max_bpm": _num(m["max_bpm"], 1)} for m in minutes]}
+
+    # pauses
+    pause_idx = np.flatnonzero(valid & (rr >= PAUSE_S))
+    pauses = [{"start_s": _num(t[i], 3), "duration_s": _num(rr[i], 3)} for i in pause_idx]
+
+    # AF
+    if af_episodes is None:
+        af_episodes = af_module.detect_af(t, c, valid)
+    episodes = merge_intervals([(max(0.0, s), min(duration_s, e)) for s, e in af_episodes])
+    af_s = total_length(episodes, 0.0, duration_s) - overlap_length(episodes, stretches)
+    if af_s > 0 and analysed_s > 0 and af_s >= 0.9 * analysed_s:
+        notes.append("atrial fibrillation all through: HRV is not sinus-rhythm HRV")
+    af = {"episodes": [{"start_s": _num(s, 3), "end_s": _num(e, 3)} for s, e in episodes],
+          "burden": _num(af_s / analysed_s, 4) if analysed_s > 0 else None}
+
+    # ectopy
+    ventricular = class_runs(t, c, "V")
+    ventricular["bigeminy_s"] = _num(cycles_time(t, c, ("N", "V")), 1)
+    ventricular["trigeminy_s"] = _num(cycles_time(t, c, ("N", "N", "V")), 1)
+    supraventricular = class_runs(t, c, "S")
+
+    # hourly
+    hourly = []
+    n_hours = int(np.ceil(duration_s / 3600.0)) if duration_s > 0 else 0
+    if 0 < duration_s < 3600:
+        notes.append("record shorter than an hour: the hourly table has one partial hour")
+    end_t = t[1:]
+    for h in range(n_hours):
+        h0, h1 = 3600.0 * h, 3600.0 * (h + 1)
+        in_hour = (t >= h0) & (t < h1)
+        rr_h = rr[valid & (end_t >= h0) & (end_t < h1)] if len(rr) else rr
+        mins = [m["bpm"] for m in minutes if h0 <= m["start_s"] < h1 and m["bpm"] is not None
+                and m["covered_s"] >= MINUTE_COVERAGE * 60]
+        hourly.append({"start_s": h0, "beats": int(in_hour.sum()),
+                       "mean_bpm": _num(60.0 / rr_h.mean(), 1) if len(rr_h) else None,
+                       "min_bpm": _num(min(mins), 1) if mins else None, "max_bpm": _num(max(mins), 1) if mins else None,
+                       "V": int((in_hour & (c == "V")).sum()), "S": int((in_hour & (c == "S")).sum()),
+                       "pauses": int(sum(h0 <= p["start_s"] < h1 for p in pauses))})
+
+    hrv_out = hrv(t, c, valid, duration_s)
+    if len(t) and not (c == "N").any():
+        notes.append("no N beats (paced or all ectopic): no HRV")
+    return {"record": record, "duration_s": _num(duration_s, 3), "analysed_s": _num(analysed_s, 3),
+            "beats": {"total": int(len(t)), **{k: int((c == k).sum()) for k in CLASSES}},
+            "heart_rate": heart_rate, "hourly": hourly, "ventricular": ventricular,
+            "supraventricular": supraventricular, "pauses": pauses, "af": af, "hrv": hrv_out, "notes": notes}
+
+
+# ---------------------------------------------------------------- from the workflow's files
+
+def read_beats(record: str, scores_path) -> tuple[np.ndarray, np.ndarray]:
+    """``(time_s, class)`` of every detected beat in ``scores.parquet``; a clear error naming the record when
+    the file or its ``class`` column is missing."""
+    from beatflow.errors import BeatflowError
+    from beatflow.io.tables import read_frame, read_schema
+
+    names = set(read_schema(scores_path).names)
+    missing = sorted({"time_s", "class"} - names)
+    if missing:
+        raise BeatflowError(f"scores.parquet has no column {', '.join(missing)} (the beat classes are needed for "
+                            "the Holter summary)", record=record, path=str(scores_path))
+    frame = read_frame(scores_path, columns=["time_s", "class"])
+    return frame["time_s"].to_numpy(np.float64), frame["class"].astype(str).to_numpy()
+
+
+def record_duration_s(signal_path) -> float:
+    """The record's duration from ``signal.parquet``'s footer: rows / ``fs`` (no signal is read)."""
+    import pyarrow.parquet as pq
+
+    from beatflow.io.tables import signal_info
+
+    fs, _ = signal_info(signal_path)
+    return pq.ParquetFile(signal_path).metadata.num_rows / fs
+
+
+def summarise(record: str, scores_path, signal_path) -> dict:
+    """The Holter summary of a record from the workflow's ``scores.parquet`` and ``signal.parquet``."""
+    time_s, classes = read_beats(record, scores_path)
+    return summary_from_beats(record, time_s, classes, record_duration_s(signal_path))
+
+
+def write_json(summary: dict, out_path) -> None:
+    """Write a summary as JSON, atomically."""
+    from beatflow.io.atomic import atomic_path
+
+    with atomic_path(Path(out_path)) as tmp:
+        tmp.write_text(json.dumps(summary, indent=2) + "\n")
+
+
+def write_holter(record: str, scores_path, signal_path, out_path) -> dict:
+    """Compute the record's summary, write ``holter.json`` atomically and return it."""
+    summary = summarise(record, scores_path, signal_path)
+    write_json(summary, out_path)
+    return summary
