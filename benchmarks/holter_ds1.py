@@ -1,0 +1,141 @@
+"""The Holter summary on the 22 DS1 MIT-BIH records, from the *reference* beats: isolates the summary's and the
+AF detector's quality from beat detection and classification.
+
+    python benchmarks/holter_ds1.py                   # benchmarks/results/holter-ds1-<date>.json and a table
+    python benchmarks/holter_ds1.py --records 201,203
+
+For each record the reference summary (:func:`beatflow.holter.reference.reference_summary`: annotated beats,
+AAMI classes, AF from the rhythm annotations) is compared (:func:`beatflow.holter.agreement.agreement`) with
+summaries computed from the same beat times with AF *detected* (:func:`beatflow.holter.af.detect_af`), in
+variants of the beat classes the detector sees:
+
+- ``reference``: the annotated AAMI classes (what beatflow's summary does with perfect classes);
+- ``prematurity``: every beat N except a premature one (RR < 0.85 × the median of the 8 before it), S — no
+  ventricular class at all, and many AF beats called S, as a prematurity-based classifier would;
+- ``V+prematurity``: the annotated V and F beats, every other beat N or S by prematurity as above (a
+  morphology classifier for V with a prematurity rule for S, the realistic case);
+- ``no-classes``: every beat N (the paper's detector alone, its median filter the only ectopic handling);
+- ``reference-S-out``: the annotated classes, S beats' intervals also left out of the AF series.
+
+Only the first variant's full agreement is printed per record; the others' AF figures are in the JSON and the
+last table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from beatflow.holter.af import detect_af  # noqa: E402
+from beatflow.holter.agreement import agreement, gross  # noqa: E402
+from beatflow.holter.reference import read_reference  # noqa: E402
+from beatflow.holter.summary import analysable, summary_from_beats  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "mitdb"
+PREMATURE = 0.85
+
+
+def prematurity_classes(t: np.ndarray) -> np.ndarray:
+    """N, or S for a beat whose RR is < PREMATURE × the median of the 8 RR intervals before it."""
+    rr = np.diff(t, prepend=np.nan)
+    c = np.full(len(t), "N", dtype="<U1")
+    for i in range(9, len(t)):
+        if rr[i] < PREMATURE * np.median(rr[i - 8:i]):
+            c[i] = "S"
+    return c
+
+
+def variants(ref: dict) -> dict:
+    t, c = ref["time_s"], ref["classes"]
+    return {"reference": (c, ("V", "F")), "prematurity": (prematurity_classes(t), ("V", "F")),
+            "V+prematurity": (np.where(np.isin(c, ["V", "F"]), c, prematurity_classes(t)), ("V", "F")),
+            "no-classes": (np.full(len(t), "N"), ()), "reference-S-out": (c, ("V", "F", "S"))}
+
+
+def run(records: list[str], data: Path) -> dict:
+    out = {"records": {}, "variants": {}}
+    by_variant: dict[str, list] = {}
+    for rec in records:
+        ref = read_reference(data / f"{rec}.atr")
+        t0 = time.perf_counter()
+        reference = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
+                                       af_episodes=ref["af_s"])
+        t_ref = time.perf_counter() - t0
+        entry = {"reference_summary_s": round(t_ref, 4)}
+        for name, (classes, ectopic) in variants(ref).items():
+            t0 = time.perf_counter()
+            valid = analysable(ref["time_s"], classes, ref["vf_s"])
+            episodes = detect_af(ref["time_s"], classes, valid, ectopic=ectopic)
+            # the summary itself always takes the annotated classes: only the AF detector's input varies
+            summ = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
+                                      af_episodes=episodes)
+            elapsed = time.perf_counter() - t0
+            agr = agreement(summ, reference)
+            by_variant.setdefault(name, []).append(agr)
+            entry[name] = {"seconds": round(elapsed, 4), "agreement": agr,
+                           "af_episodes": summ["af"]["episodes"]} if name == "reference" else {
+                "seconds": round(elapsed, 4), "af": agr["af"], "af_episodes": summ["af"]["episodes"]}
+        entry["reference_af_episodes"] = reference["af"]["episodes"]
+        out["records"][rec] = entry
+    for name, agrs in by_variant.items():
+        out["variants"][name] = gross(agrs)
+    return out
+
+
+def pct(x) -> str:
+    return "—" if x is None else f"{100 * x:.1f}"
+
+
+def table(result: dict) -> str:
+    lines = ["AF from reference beats, classes 'reference' (AF duration Se/+P %, seconds)",
+             f"{'rec':>4} {'refAF_s':>8} {'outAF_s':>8} {'false_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6}"
+             f" {'HRerr':>6} {'min%':>6} {'Vrun':>9} {'Vcoup':>9} {'paus':>7} {'SDNN%':>6} {'rMSSD%':>6}"]
+    for rec, e in result["records"].items():
+        a = e["reference"]["agreement"]
+        af = a["af"]
+        vr, vc = a["ventricular"]["runs"], a["ventricular"]["couplets"]
+        h = a["hrv"]
+        rel = (lambda k: "—" if h[k]["relative_error"] is None else f"{100 * h[k]['relative_error']:.1f}")
+        lines.append(f"{rec:>4} {af['reference_s']:8.1f} {af['output_s']:8.1f} {af['false_s']:8.1f} "
+                     f"{pct(af['duration_se']):>6} {pct(af['duration_ppv']):>6} {pct(af['se']):>6} {pct(af['ppv']):>6} "
+                     f"{a['heart_rate']['mean_bpm_error']:6.2f} {pct(a['heart_rate']['minutes_within_share']):>6} "
+                     f"{vr['found']:>4}/{vr['reference']:<4} {vc['found']:>4}/{vc['reference']:<4} "
+                     f"{a['pauses']['output']:>3}/{a['pauses']['reference']:<3} {rel('sdnn_ms'):>6} {rel('rmssd_ms'):>6}")
+    lines.append("")
+    lines.append(f"{'variant':>16} {'refAF_s':>8} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6} "
+                 f"{'false_s(no-AF recs)':>20}")
+    for name, g in result["variants"].items():
+        af = g["af"]
+        lines.append(f"{name:>16} {af['reference_s']:8.1f} {af['output_s']:8.1f} {pct(af['duration_se']):>6} "
+                     f"{pct(af['duration_ppv']):>6} {pct(af['se']):>6} {pct(af['ppv']):>6} "
+                     f"{af['false_s_without_reference_af']:20.1f}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    p.add_argument("--records", help="comma-separated subset (default: every record in --data)")
+    p.add_argument("--json", type=Path, help="output JSON (default benchmarks/results/holter-ds1-<date>.json)")
+    args = p.parse_args(argv)
+    records = args.records.split(",") if args.records else sorted(x.stem for x in args.data.glob("*.atr"))
+    result = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "data": str(args.data), **run(records, args.data)}
+    print(table(result))
+    if args.json or not args.records:
+        path = args.json or ROOT / "benchmarks" / "results" / f"holter-ds1-{datetime.now(UTC):%Y%m%d}.json"
+        path.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
