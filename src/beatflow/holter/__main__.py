@@ -1,0 +1,139 @@
+"""``python -m beatflow.holter results/208``: a record's Holter summary as the first page of a Holter report.
+
+The argument is a record's results folder (its ``holter.json``; without one, the summary is computed from its
+``scores.parquet`` and ``signal.parquet``), a ``holter.json`` file, or a WFDB annotation file (``…/208.atr``:
+the reference summary). ``--figure STEM`` also writes the heart-rate trend as ``STEM.html`` and ``STEM.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from beatflow.timefmt import clock
+
+
+def load_summary(path: Path) -> dict:
+    """The summary named by ``path`` (see the module docstring)."""
+    from beatflow.errors import BeatflowError
+
+    if path.is_dir():
+        if (path / "holter.json").exists():
+            return json.loads((path / "holter.json").read_text())
+        scores, signal = path / "scores.parquet", path / "signal.parquet"
+        if scores.exists() and signal.exists():
+            from beatflow.holter.summary import summarise
+
+            return summarise(path.name, scores, signal)
+        raise BeatflowError("no holter.json, nor scores.parquet and signal.parquet to compute it from",
+                            record=path.name, path=str(path))
+    if path.suffix == ".json":
+        return json.loads(path.read_text())
+    if path.exists():
+        from beatflow.holter.reference import reference_summary
+
+        return reference_summary(path)
+    raise BeatflowError("not found", path=str(path))
+
+
+def _bpm(x) -> str:
+    return "—" if x is None else f"{x:.0f} bpm"
+
+
+def _at(x) -> str:
+    return "" if x is None else f" at {clock(x)}"
+
+
+def _ms(x) -> str:
+    return "—" if x is None else f"{x:.0f} ms"
+
+
+def ectopy_lines(part: dict, total: int, ventricular: bool) -> list[str]:
+    runs = part["runs"]
+    lines = [f"total {total}", f"isolated {part['isolated']}", f"couplets {part['couplets']}", f"runs (≥ 3) {len(runs)}"]
+    if runs:
+        longest = max(runs, key=lambda r: r["beats"])
+        lines.append(f"  longest {longest['beats']} beats{_at(longest['start_s'])}")
+        fast = [r for r in runs if r["rate_bpm"] is not None]
+        if fast:
+            fastest = max(fast, key=lambda r: r["rate_bpm"])
+            lines.append(f"  fastest {fastest['rate_bpm']:.0f} bpm{_at(fastest['start_s'])}")
+    if ventricular:
+        lines.append(f"bigeminy {clock(part['bigeminy_s'] or 0)}")
+        lines.append(f"trigeminy {clock(part['trigeminy_s'] or 0)}")
+    return lines
+
+
+def report(s: dict) -> str:
+    """The summary as a Holter report's first page (plain text)."""
+    out = []
+    dur, ana = s["duration_s"] or 0.0, s["analysed_s"] or 0.0
+    b = s["beats"]
+    title = f"HOLTER SUMMARY — record {s['record']}"
+    out += [title, "=" * len(title),
+            f"Recorded {clock(dur)}   analysed {clock(ana)} ({100 * ana / dur if dur else 0:.1f} %)",
+            f"Beats {b['total']}:  N {b['N']}  S {b['S']}  V {b['V']}  F {b['F']}  Q {b['Q']}", ""]
+    hr = s["heart_rate"]
+    out += ["HEART RATE", f"  mean {_bpm(hr['mean_bpm'])}   minimum {_bpm(hr['min_bpm'])}{_at(hr['min_at_s'])}"
+            f"   maximum {_bpm(hr['max_bpm'])}{_at(hr['max_at_s'])}   (minute averages)", ""]
+    v = ectopy_lines(s["ventricular"], b["V"], True)
+    sv = ectopy_lines(s["supraventricular"], b["S"], False)
+    out.append(f"{'VENTRICULAR ECTOPY':<40}SUPRAVENTRICULAR ECTOPY")
+    for i in range(max(len(v), len(sv))):
+        out.append(f"  {v[i] if i < len(v) else '':<38}  {sv[i] if i < len(sv) else ''}")
+    out.append("")
+    pauses = s["pauses"]
+    line = f"PAUSES (RR ≥ 2.0 s): {len(pauses)}"
+    if pauses:
+        longest = max(pauses, key=lambda p: p["duration_s"])
+        line += f", longest {longest['duration_s']:.2f} s{_at(longest['start_s'])}"
+    out += [line, ""]
+    af = s["af"]
+    eps = af["episodes"]
+    line = f"ATRIAL FIBRILLATION / FLUTTER: {len(eps)} episodes"
+    if af["burden"] is not None:
+        line += f", burden {100 * af['burden']:.1f} %"
+    out.append(line)
+    if eps:
+        longest = max(eps, key=lambda e: e["end_s"] - e["start_s"])
+        out.append(f"  longest {clock(longest['end_s'] - longest['start_s'])} from {clock(longest['start_s'])}")
+    out.append("")
+    h = s["hrv"]
+    pnn50 = "—" if h["pnn50"] is None else f"{100 * h['pnn50']:.1f} %"
+    out += ["HEART RATE VARIABILITY (NN intervals)",
+            f"  SDNN {_ms(h['sdnn_ms'])}   SDANN {_ms(h['sdann_ms'])}   SDNN index {_ms(h['sdnn_index_ms'])}   "
+            f"rMSSD {_ms(h['rmssd_ms'])}   pNN50 {pnn50}", ""]
+    out += ["HOURLY", f"  {'from':>8} {'beats':>7} {'mean':>5} {'min':>5} {'max':>5} {'V':>6} {'S':>6} {'pauses':>6}"]
+    fmt = (lambda x: "—" if x is None else f"{x:.0f}")
+    for row in s["hourly"]:
+        out.append(f"  {clock(row['start_s']):>8} {row['beats']:>7} {fmt(row['mean_bpm']):>5} {fmt(row['min_bpm']):>5} "
+                   f"{fmt(row['max_bpm']):>5} {row['V']:>6} {row['S']:>6} {row['pauses']:>6}")
+    if s.get("notes"):
+        out += ["", "NOTES"] + [f"  - {n}" for n in s["notes"]]
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    from beatflow.errors import BeatflowError
+
+    p = argparse.ArgumentParser(prog="python -m beatflow.holter", description=__doc__.split("\n\n")[0])
+    p.add_argument("path", type=Path, help="results/<record>, a holter.json, or a WFDB .atr file")
+    p.add_argument("--figure", type=Path, metavar="STEM", help="also write the heart-rate trend STEM.html/.png")
+    args = p.parse_args(argv)
+    try:
+        summary = load_summary(args.path)
+    except BeatflowError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(report(summary))
+    if args.figure:
+        from beatflow.holter.figure import write_heart_rate_figure
+
+        write_heart_rate_figure(summary, args.figure)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

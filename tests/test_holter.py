@@ -1,0 +1,313 @@
+"""The Holter summary: known answers on built beat sequences, AF detection on synthetic rhythms, bad input, the
+reference summary, the agreement, the files and the command line."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from beatflow.errors import BeatflowError
+from beatflow.holter.af import detect_af, detector_output, median3
+from beatflow.holter.agreement import agreement, gross, overlaps
+from beatflow.holter.reference import rhythm_episodes
+from beatflow.holter.summary import (cycles_time, merge_intervals, overlap_length, summary_from_beats,
+                                     total_length)
+
+MITDB = Path(__file__).resolve().parents[2] / "shared" / "mitdb"
+
+
+def beats_from_rr(rr, start=0.5):
+    return start + np.concatenate([[0.0], np.cumsum(rr)])
+
+
+def regular(n, rr=1.0, start=0.5):
+    return beats_from_rr(np.full(n - 1, rr), start)
+
+
+# ------------------------------------------------------------------ heart rate, pauses, analysed time
+
+def test_regular_rhythm_known_answers():
+    t = regular(600)  # 0.5 … 599.5 s at 60 bpm
+    s = summary_from_beats("r", t, ["N"] * 600, 600.0)
+    hr = s["heart_rate"]
+    assert hr["mean_bpm"] == 60.0 and hr["min_bpm"] == 60.0 and hr["max_bpm"] == 60.0
+    assert hr["min_at_s"] == 0.0
+    assert len(hr["minutes"]) == 10 and all(m["bpm"] == 60.0 for m in hr["minutes"])
+    assert s["beats"] == {"total": 600, "N": 600, "S": 0, "V": 0, "F": 0, "Q": 0}
+    assert s["analysed_s"] == 600.0 and s["pauses"] == [] and s["af"] == {"episodes": [], "burden": 0.0}
+    assert s["hrv"]["sdnn_ms"] == 0.0 and s["hrv"]["rmssd_ms"] == 0.0 and s["hrv"]["pnn50"] == 0.0
+    assert s["hrv"]["sdann_ms"] == 0.0 and s["hrv"]["sdnn_index_ms"] == 0.0
+    assert len(s["hourly"]) == 1 and s["hourly"][0]["beats"] == 600 and s["hourly"][0]["mean_bpm"] == 60.0
+    json.dumps(s)  # plain JSON types only
+
+
+def test_minute_rate_is_60_over_mean_rr_of_intervals_ending_in_it():
+    # minute 0: intervals of 0.5 s; minute 1: of 1.0 s; the interval straddling 60 s ends in minute 1
+    rr = [0.5] * 119 + [1.0] * 61
+    t = beats_from_rr(rr, start=0.2)
+    s = summary_from_beats("r", t, ["N"] * len(t), 125.0)
+    m = s["heart_rate"]["minutes"]
+    assert len(m) == 2 and m[0]["bpm"] == 120.0
+    ending = np.diff(t)[(t[1:] >= 60) & (t[1:] < 120)]
+    assert m[1]["bpm"] == pytest.approx(60 / ending.mean(), abs=0.05)
+    assert s["heart_rate"]["max_bpm"] == 120.0 and s["heart_rate"]["max_at_s"] == 0.0
+    assert s["heart_rate"]["mean_bpm"] == pytest.approx(60 / np.mean(rr), abs=0.05)
+
+
+def test_pause_and_gap():
+    rr = [1.0] * 100 + [2.5] + [1.0] * 100 + [15.0] + [1.0] * 100
+    t = beats_from_rr(rr)
+    s = summary_from_beats("r", t, ["N"] * len(t), t[-1] + 0.5)
+    assert s["pauses"] == [{"start_s": 100.5, "duration_s": 2.5}]  # the 15 s gap is unreadable, not a pause
+    assert s["analysed_s"] == pytest.approx(s["duration_s"] - 15.0, abs=1e-3)
+    assert s["hourly"][0]["pauses"] == 1
+
+
+def test_q_beats_and_excluded_stretches_are_not_analysed():
+    t = regular(200)
+    c = np.array(["N"] * 200)
+    c[50] = "Q"
+    s = summary_from_beats("r", t, c, 200.0, excluded=[(100.2, 110.2)])
+    # Q beat: its two intervals (2 s); excluded stretch widened to whole intervals 99.5–110.5 (11 s)
+    assert s["analysed_s"] == pytest.approx(200.0 - 2.0 - 11.0, abs=1e-6)
+    assert s["beats"]["Q"] == 1
+
+
+# ------------------------------------------------------------------ ectopy
+
+def test_runs_couplets_isolated():
+    c = list("NNVNNVVNNVVVVNNSNNSSSNN")
+    t = regular(len(c), rr=0.8)
+    s = summary_from_beats("r", t, c, 30.0)
+    v, sv = s["ventricular"], s["supraventricular"]
+    assert (v["isolated"], v["couplets"], len(v["runs"])) == (1, 1, 1)
+    run = v["runs"][0]
+    assert run["beats"] == 4 and run["start_s"] == pytest.approx(t[9]) and run["end_s"] == pytest.approx(t[12])
+    assert run["rate_bpm"] == 75.0  # 60 × 3 / (3 × 0.8)
+    assert v["couplets_list"] == [{"start_s": pytest.approx(t[5]), "end_s": pytest.approx(t[6])}]
+    assert (sv["isolated"], sv["couplets"], len(sv["runs"])) == (1, 0, 1) and sv["runs"][0]["beats"] == 3
+    assert s["hourly"][0]["V"] == 7 and s["hourly"][0]["S"] == 4
+
+
+def test_bigeminy_and_trigeminy_time():
+    t = regular(30)
+    c = np.array(list("NNVNVNVNVNN" + "NNVNNVNNVNNV" + "NNNNNNN"))
+    assert cycles_time(t, c, ("N", "V")) == pytest.approx(t[9] - t[1])  # 4 cycles from beat 1, to the next beat
+    assert cycles_time(t, c, ("N", "N", "V")) == pytest.approx(t[23] - t[11])  # 4 cycles from beat 11
+    assert cycles_time(t, np.array(list("NVNVNNNN")), ("N", "V")) == 0.0  # 2 cycles are not bigeminy
+    assert cycles_time(t[:6], np.array(list("NVNVNV")), ("N", "V")) == pytest.approx(t[5] - t[0])  # at the end
+
+
+# ------------------------------------------------------------------ HRV
+
+def test_hrv_alternating_intervals():
+    rr = [0.8, 1.0] * 400
+    t = beats_from_rr(rr)
+    h = summary_from_beats("r", t, ["N"] * len(t), t[-1] + 0.5)["hrv"]
+    assert h["rmssd_ms"] == 200.0 and h["pnn50"] == 1.0
+    assert h["sdnn_ms"] == pytest.approx(np.std(np.array(rr) * 1000, ddof=1), abs=0.01)
+
+
+def test_hrv_uses_nn_intervals_and_5_minute_segments():
+    # intervals of 1.0 s ending in the first 5 minutes, of 0.5 s in the next (the first ends at 300.0 s):
+    # SDANN = std of (1000, 500) with ddof 1, SDNN index 0; the trailing part-segment is left out
+    t = beats_from_rr([1.0] * 299 + [0.5] * 640, start=0.5)
+    c = np.array(["N"] * len(t))
+    h = summary_from_beats("r", t, c, t[-1] + 0.5)["hrv"]
+    assert h["sdann_ms"] == pytest.approx(np.std([1000.0, 500.0], ddof=1), abs=0.01)
+    assert h["sdnn_index_ms"] == 0.0
+    # a premature V beat: its two intervals leave the NN series, which stays perfectly regular
+    t = regular(400)
+    t[100] -= 0.4
+    c = np.array(["N"] * 400)
+    c[100] = "V"
+    h = summary_from_beats("r", t, c, 400.0)["hrv"]
+    assert h["sdnn_ms"] == 0.0 and h["rmssd_ms"] == 0.0 and h["pnn50"] == 0.0
+
+
+# ------------------------------------------------------------------ AF detection
+
+def sinus(n, rr=0.8, rng=None, jitter=0.01):
+    rng = rng or np.random.default_rng(0)
+    return rr + jitter * rng.standard_normal(n)
+
+
+def test_af_found_in_irregular_stretch_only():
+    rng = np.random.default_rng(1)
+    rr = np.concatenate([sinus(300, rng=rng), rng.uniform(0.4, 1.1, 400), sinus(300, rng=rng)])
+    t = beats_from_rr(rr)
+    episodes = detect_af(t, np.full(len(t), "N"))
+    truth = [(t[300], t[700])]
+    assert len(episodes) == 1  # the zero-phase averagers blur each edge by ~20 beats
+    assert overlap_length(episodes, truth) / total_length(truth) > 0.85
+    assert overlap_length(episodes, truth) / total_length(episodes) > 0.99
+
+
+def test_no_af_in_sinus_with_ventricular_ectopy_bigeminy_or_fast_sinus():
+    rng = np.random.default_rng(2)
+    # sinus with a PVC every 4th to 7th beat (coupling 0.5 s, compensatory 1.1 s): classes say V
+    rr, c = [], []
+    while len(rr) < 900:
+        k = int(rng.integers(3, 7))
+        rr += list(sinus(k, rng=rng)) + [0.5, 1.1]
+        c += ["N"] * k + ["V", "N"]
+    t = beats_from_rr(rr)
+    c = np.array(["N"] + c[:len(t) - 1])
+    assert detect_af(t, c) == []
+    # bigeminy (short-long) without classes: suppressed
+    t = beats_from_rr(np.tile([0.55, 1.05], 400) + 0.01 * rng.standard_normal(800))
+    assert detect_af(t, np.full(len(t), "N")) == []
+    # sinus tachycardia, 110 bpm, its rate modulated by ±40 ms over 8 beats, an unlabelled early beat every 12th:
+    # the paper's detector fires all along (as on MIT-BIH 215), the pNN50 gate removes it
+    n = 1200
+    rr = 0.545 + 0.04 * np.sin(2 * np.pi * np.arange(n) / 8) + 0.005 * rng.standard_normal(n)
+    rr[np.arange(5, n - 1, 12)] -= 0.15
+    t = beats_from_rr(rr)
+    assert (detector_output(np.diff(t)) > 0.725).mean() > 0.9
+    assert detect_af(t, np.full(len(t), "N")) == []
+
+
+def test_af_building_blocks():
+    assert list(median3(np.array([1.0, 1.0, 0.5, 1.5, 1.0]))) == [1.0, 1.0, 1.0, 1.0, 1.0]
+    assert detect_af(np.array([0.0]), None) == [] and detect_af(np.array([]), None) == []
+
+
+# ------------------------------------------------------------------ bad input
+
+def test_bad_input_gives_notes_and_nulls_not_errors():
+    s = summary_from_beats("empty", [], [], 100.0)
+    assert s["beats"]["total"] == 0 and s["heart_rate"]["mean_bpm"] is None and s["analysed_s"] == 0.0
+    assert s["af"]["burden"] is None and s["hrv"]["sdnn_ms"] is None and s["notes"]
+
+    s = summary_from_beats("short", regular(40), ["N"] * 40, 40.5)
+    assert s["heart_rate"]["minutes"] == [] and s["heart_rate"]["min_bpm"] is None
+    assert s["heart_rate"]["mean_bpm"] == 60.0
+    assert any("shorter than a minute" in n for n in s["notes"])
+
+    s = summary_from_beats("paced", regular(300), ["Q"] * 300, 300.0)
+    assert s["heart_rate"]["mean_bpm"] is None and s["hrv"]["rmssd_ms"] is None
+    assert any("no N beats" in n for n in s["notes"])
+
+    rng = np.random.default_rng(3)
+    t = beats_from_rr(rng.uniform(0.4, 1.1, 1500))
+    s = summary_from_beats("af", t, ["N"] * len(t), t[-1] + 0.5)
+    assert s["af"]["burden"] > 0.95 and any("all through" in n for n in s["notes"])
+
+    s = summary_from_beats("odd", regular(100), ["N"] * 99 + ["X"], 100.0)
+    assert s["beats"]["Q"] == 1 and any("unknown class" in n for n in s["notes"])
+
+    with pytest.raises(ValueError, match="record 'r'"):
+        summary_from_beats("r", [1.0, 2.0], ["N"], 10.0)
+
+
+# ------------------------------------------------------------------ reference and agreement
+
+def test_rhythm_episodes_from_annotations():
+    samples = [0, 10, 50, 60, 100, 150, 170]
+    symbols = ["+", "N", "+", "N", "+", "N", "+"]
+    aux = ["(AFIB", "", "(N", "", "(AFL", "", "(VT"]
+    assert rhythm_episodes(samples, symbols, aux, 200) == [(0, 50), (100, 170)]
+    assert rhythm_episodes([5], ["+"], ["(AFIB\x00"], 200) == [(5, 200)]
+
+
+def test_interval_helpers():
+    assert merge_intervals([(3, 4), (0, 1), (0.5, 2), (5, 5)]) == [(0, 2), (3, 4)]
+    assert total_length([(0, 2), (1, 3)], 0.5, 10) == 2.5
+    assert overlap_length([(0, 10), (20, 30)], [(5, 25)]) == 10.0
+    assert overlaps([(0, 1), (5, 6)], [(1.1, 2)], tol=0.05) == 1  # widened by 0.05 each: they touch
+    assert overlaps([(0, 1), (5, 6)], [(1.2, 2)], tol=0.05) == 0
+
+
+def test_agreement_known_answers():
+    t = regular(1800, rr=1.0)
+    c = np.array(["N"] * 1800)
+    c[[100, 101, 102, 500, 501, 900, 901]] = "V"
+    ref = summary_from_beats("x", t, c, 1800.0, af_episodes=[(1000.0, 1300.0)])
+    c2 = c.copy()
+    c2[[900, 901]] = "N"
+    c2[[1500, 1501, 1502]] = "V"
+    out = summary_from_beats("x", t + 0.05, c2, 1800.0, af_episodes=[(1100.0, 1400.0), (1600.0, 1650.0)])
+    a = agreement(out, ref)
+    assert a["ventricular"]["runs"] == {"reference": 1, "output": 2, "found": 1, "true": 1, "se": 1.0, "ppv": 0.5}
+    assert a["ventricular"]["couplets"]["se"] == 0.5 and a["ventricular"]["couplets"]["ppv"] == 1.0
+    assert a["af"]["se"] == 1.0 and a["af"]["ppv"] == 0.5
+    assert a["af"]["duration_se"] == pytest.approx(200 / 300) and a["af"]["duration_ppv"] == pytest.approx(200 / 350)
+    assert a["af"]["false_s"] == 150.0
+    assert a["heart_rate"]["mean_bpm_error"] == 0.0 and a["heart_rate"]["minutes_within_share"] == 1.0
+    g = gross([a, agreement(ref, ref)])
+    assert g["ventricular"]["runs"]["se"] == 1.0 and g["ventricular"]["runs"]["ppv"] == pytest.approx(2 / 3)
+    assert g["af"]["duration_se"] == pytest.approx(500 / 600)
+
+
+@pytest.mark.skipif(not (MITDB / "201.atr").exists(), reason="../shared/mitdb is absent")
+def test_reference_summary_of_mitdb_201():
+    from beatflow.holter.reference import read_reference, reference_summary
+
+    s = reference_summary(MITDB / "201.atr")
+    af = s["af"]["episodes"]
+    assert total_length([(e["start_s"], e["end_s"]) for e in af]) == pytest.approx(605.8, abs=0.5)
+    assert len(s["pauses"]) == 13 and s["beats"]["total"] == 1963
+    ref = read_reference(MITDB / "201.atr")
+    detected = summary_from_beats("201", ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"])
+    a = agreement(detected, s)
+    assert a["af"]["duration_se"] > 0.9 and a["af"]["duration_ppv"] > 0.8  # measured 0.902 / 0.832
+
+
+# ------------------------------------------------------------------ files and command line
+
+def write_inputs(tmp_path, with_class=True, n=400):
+    from beatflow.io.tables import write_signal
+
+    t = regular(n, rr=0.75)
+    fs = 250.0
+    frame = pd.DataFrame({"beat": np.arange(n), "peak": (t * fs).astype(np.int64), "time_s": t,
+                          "split": "test", "score": 0.0, "anomaly": False, "reason": ""})
+    if with_class:
+        frame["class"] = np.where(np.arange(n) % 10 == 5, "V", "N")
+        frame["family"] = 0
+    frame.to_parquet(tmp_path / "scores.parquet")
+    write_signal({"MLII": np.zeros(int(310 * fs), dtype=np.float32)}, fs, tmp_path / "signal.parquet", gpu=False)
+    return tmp_path / "scores.parquet", tmp_path / "signal.parquet"
+
+
+def test_write_holter_and_command_line(tmp_path, capsys):
+    from beatflow.holter import write_holter
+    from beatflow.holter.__main__ import main
+
+    scores, signal = write_inputs(tmp_path)
+    s = write_holter("rec1", scores, signal, tmp_path / "holter.json")
+    assert json.loads((tmp_path / "holter.json").read_text()) == s
+    assert s["duration_s"] == 310.0 and s["beats"]["V"] == 40 and s["heart_rate"]["mean_bpm"] == 80.0
+    assert not list(tmp_path.glob(".*tmp*"))
+    assert main([str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "HOLTER SUMMARY — record rec1" in text and "mean 80 bpm" in text and "isolated 40" in text
+
+
+def test_missing_class_column_names_the_record(tmp_path):
+    from beatflow.holter import summarise
+
+    scores, signal = write_inputs(tmp_path, with_class=False)
+    with pytest.raises(BeatflowError, match="record 'rec2'.*class"):
+        summarise("rec2", scores, signal)
+
+
+def test_time_ticks():
+    from beatflow.holter.figure import time_ticks
+
+    assert time_ticks(1806)[:3] == [(0.0, "00:00"), (5 / 60, "00:05"), (10 / 60, "00:10")]
+    ticks = time_ticks(24 * 3600)
+    assert len(ticks) <= 12 and ticks[1] == (3.0, "03:00")
+
+
+def test_heart_rate_figure_png(tmp_path):
+    from beatflow.holter.figure import write_heart_rate_figure
+
+    c = np.array(["N"] * 600)
+    c[[100, 101, 102]] = "V"
+    s = summary_from_beats("fig", regular(600), c, 600.0, af_episodes=[(200.0, 300.0)])
+    write_heart_rate_figure(s, tmp_path / "heart_rate")
+    assert (tmp_path / "heart_rate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<html" in (tmp_path / "heart_rate.html").read_text()[:2000].lower()
