@@ -4,7 +4,9 @@
 Beats are matched one-to-one within a tolerance (150 ms), nearest pairs first; ventricular
 flutter/fibrillation episodes are left out of every figure. AUROC uses the ``score`` of matched beats:
 abnormal (label other than ``N``) against normal, overall and per label or AAMI class (the Mann–Whitney U
-statistic divided by the number of pairs). The cohort's gross and record-average figures, as PhysioNet's
+statistic divided by the number of pairs). Beat classes (``scores.parquet`` column ``class``) are scored as
+EC57 scores ventricular and supraventricular ectopic beat detection (:func:`class_figures`), with the
+confusion table of PhysioNet's ``bxb``. The cohort's gross and record-average figures, as PhysioNet's
 ``sumstats`` gives them, are :func:`cohort_figures`.
 """
 
@@ -15,6 +17,9 @@ import json
 import numpy as np
 
 TOLERANCE_S = 0.150
+CLASSES = ("N", "S", "V", "F", "Q")
+NONE = "-"  # the confusion table's row of detections without a reference beat, column of missed beats
+LEFT_OUT_OF_PPV = {"V": ("F", "Q"), "S": ("Q",)}  # EC57: VEB +P ignores detections of F and Q beats, SVEB of Q
 
 
 def match(true: np.ndarray, detected: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
@@ -59,6 +64,45 @@ def flag_figures(labels: np.ndarray, scores: np.ndarray, flagged: np.ndarray, la
     return {"detected": int(here.sum()), "auroc": auroc(scores[here], scores[normal]),
             "flagged": float(flagged[here].mean()) if here.any() else None,
             "flag_ppv": hits / (hits + false) if hits + false else None}
+
+
+def aami_class(labels: np.ndarray) -> np.ndarray:
+    """Reference labels as AAMI classes: WFDB symbols and classes map as :data:`beatflow.io.truth.AAMI_CLASSES`
+    (``A`` → ``S``, ``L`` → ``N``, …); any other label is ``Q``."""
+    from beatflow.io.truth import AAMI_CLASSES
+
+    return np.array([AAMI_CLASSES.get(str(v), "Q") for v in labels], dtype=object).astype(str)
+
+
+def class_figures(reference: np.ndarray, classes: np.ndarray, ti: np.ndarray, di: np.ndarray) -> dict:
+    """EC57 figures of beat classes from every reference beat's AAMI class ``reference``, every detected beat's
+    ``classes`` and the matched pairs ``(ti, di)``: for ``V`` and ``S``, ``n`` (reference beats), ``tp``,
+    ``classed`` (detections of the class, less those matching a reference beat of a class left out of its +P:
+    F and Q for V, Q for S), ``se`` and ``ppv``; ``normal_misclassified``, the share of detected reference N
+    beats classed other than N; and ``confusion``, reference class → class → beats, with row ``-`` for
+    detections without a reference beat and column ``-`` for missed reference beats."""
+    reference, classes = np.asarray(reference).astype(str), np.asarray(classes).astype(str)
+    pair_ref = np.full(len(classes), NONE, dtype=object)
+    pair_ref[di] = reference[ti]
+    missed = np.ones(len(reference), bool)
+    missed[ti] = False
+    rows = [*CLASSES, NONE]
+    confusion = {r: {c: int(((pair_ref == r) & (classes == c)).sum()) for c in CLASSES} for r in rows}
+    for r in CLASSES:
+        confusion[r][NONE] = int((missed & (reference == r)).sum())
+    confusion[NONE][NONE] = 0
+    out = {}
+    for label, left_out in LEFT_OUT_OF_PPV.items():
+        tp = int(((pair_ref == label) & (classes == label)).sum())
+        classed = int(((classes == label) & ~np.isin(pair_ref, left_out)).sum())
+        n = int((reference == label).sum())
+        out[label] = {"n": n, "tp": tp, "classed": classed, "se": tp / n if n else None,
+                      "ppv": tp / classed if classed else None}
+    normal = pair_ref == "N"
+    out["normal_misclassified"] = float((classes[normal] != "N").mean()) if normal.any() else None
+    out["normal_detected"] = int(normal.sum())
+    out["confusion"] = confusion
+    return out
 
 
 def excluded_intervals_s(excluded: np.ndarray, true: np.ndarray, detected: np.ndarray, fs: float) -> list:
@@ -107,6 +151,8 @@ def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> di
         "excluded": {"reference_beats": int((~keep_true).sum()), "detected_beats": int((~keep_detected).sum()),
                      "intervals_s": excluded_intervals_s(excluded, samples, detected_all, fs)},
     }
+    if "class" in scores:
+        result["classes"] = class_figures(aami_class(all_labels), scores["class"].to_numpy()[keep_detected], ti, di)
     if not np.array_equal(all_symbols, all_labels):
         by_symbol = {}
         for sym in sorted(set(all_symbols)):

@@ -62,8 +62,50 @@ def _nearest_quantiles(x: np.ndarray, usable: np.ndarray, k: int, quantiles: tup
     return [v[nearest] for v in values]
 
 
+@dataclass(frozen=True)
+class Timing:
+    """Per beat, in log units of the interval since the previous beat (NaN where there is none): ``log_rr``,
+    the ``reference`` (log of the local sinus RR), and the thresholds of an early (``early_at``) and a late
+    (``late_at``) interval, widened by the local RR spread in an irregular rhythm."""
+
+    log_rr: np.ndarray
+    reference: np.ndarray
+    early_at: np.ndarray
+    late_at: np.ndarray
+
+    @property
+    def early(self) -> np.ndarray:
+        """How early the beat is as a ratio to its threshold (> 1: premature)."""
+        return (self.reference - self.log_rr) / self.early_at
+
+
+def timing(peaks: np.ndarray, p: ScoreParams, morph: np.ndarray | None = None) -> Timing:
+    """The interval since the previous beat against its local reference and thresholds (:func:`rhythm_ratio`
+    says how both are made)."""
+    from scipy.stats import norm
+
+    rr = np.diff(peaks, prepend=np.nan).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.log(rr)
+    finite = np.isfinite(x)
+    typical = np.ones(len(rr), bool)
+    if morph is not None and np.isfinite(morph).any():
+        typical = np.nan_to_num(morph, nan=np.inf) <= np.nanquantile(morph, TYPICAL_SHARE)
+    usable = typical & np.r_[False, typical[:-1]] & finite
+    if not usable.any():
+        usable = finite
+    (surrounding,) = _nearest_quantiles(x, finite, p.rr_window, (UPPER_QUARTILE,))
+    (nearest_typical,) = _nearest_quantiles(x, usable, p.rr_window, (UPPER_QUARTILE,))
+    reference = (surrounding + nearest_typical) / 2
+    low, high = _nearest_quantiles(x, usable, p.spread_window, (1 - UPPER_QUARTILE, UPPER_QUARTILE))
+    spread = np.nan_to_num((high - low) / IQR_TO_SD, nan=0.0)
+    z = norm.ppf(p.quantile)
+    return Timing(x, reference, np.maximum(math.log(1 / p.premature), z * spread),
+                  np.maximum(math.log(p.pause), z * spread))
+
+
 def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float, p: ScoreParams,
-                 morph: np.ndarray | None = None) -> np.ndarray:
+                 morph: np.ndarray | None = None, parts: Timing | None = None) -> np.ndarray:
     """Timing anomaly per beat as a ratio to its threshold (> 1: anomalous), from the interval since the
     previous beat: the beat that comes early or late is the anomalous one, not the beat before it.
 
@@ -84,33 +126,17 @@ def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float,
       so frequent ectopics (bigeminy) do not read as an irregular rhythm.
     * The beat that ends the pause after a premature beat is late only if the two intervals together are
       (their mean against the reference): a compensatory pause restores the sinus timing.
-    """
-    from scipy.stats import norm
 
-    rr = np.diff(peaks, prepend=np.nan).astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.log(rr)
-    finite = np.isfinite(x)
-    typical = np.ones(len(rr), bool)
-    if morph is not None and np.isfinite(morph).any():
-        typical = np.nan_to_num(morph, nan=np.inf) <= np.nanquantile(morph, TYPICAL_SHARE)
-    usable = typical & np.r_[False, typical[:-1]] & finite
-    if not usable.any():
-        usable = finite
-    (surrounding,) = _nearest_quantiles(x, finite, p.rr_window, (UPPER_QUARTILE,))
-    (nearest_typical,) = _nearest_quantiles(x, usable, p.rr_window, (UPPER_QUARTILE,))
-    reference = (surrounding + nearest_typical) / 2
-    low, high = _nearest_quantiles(x, usable, p.spread_window, (1 - UPPER_QUARTILE, UPPER_QUARTILE))
-    spread = np.nan_to_num((high - low) / IQR_TO_SD, nan=0.0)
-    z = norm.ppf(p.quantile)
-    early_at = np.maximum(math.log(1 / p.premature), z * spread)
-    late_at = np.maximum(math.log(p.pause), z * spread)
-    early = (reference - x) / early_at
-    late = (x - reference) / late_at
+    ``parts``: the :func:`timing` of ``peaks`` already computed (then ``morph`` is not used).
+    """
+    t = timing(peaks, p, morph) if parts is None else parts
+    rr = np.exp(t.log_rr)
+    early = t.early
+    late = (t.log_rr - t.reference) / t.late_at
     after_premature = np.r_[False, (early > 1)[:-1]]
     with np.errstate(invalid="ignore"):
         pair = np.log((rr + np.r_[np.nan, rr[:-1]]) / 2)
-    late = np.where(after_premature, (pair - reference) / late_at, late)
+    late = np.where(after_premature, (pair - t.reference) / t.late_at, late)
     ratio = np.maximum(min_rr_s * fs / rr, rr / (max_rr_s * fs))
     out_of_range = np.where(ratio > 1, ratio, 0.0)
     return np.nan_to_num(np.fmax(np.fmax(early, late), out_of_range), nan=0.0)
@@ -135,19 +161,27 @@ def combined(morph_ratio: np.ndarray, rhythm: np.ndarray, kept: np.ndarray) -> t
     return morph, np.fmax(np.fmax(morph, rhythm), joint)
 
 
-def score_table(beats, fs: float, morph_ratio: np.ndarray, rhythm: np.ndarray, split: np.ndarray):
-    """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, ``rhythm`` per beat, in
-    order."""
+def score_table(beats, fs: float, morph_ratio: np.ndarray, rhythm: np.ndarray, split: np.ndarray,
+                beat_class: np.ndarray | None = None, family: np.ndarray | None = None):
+    """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, ``rhythm``, ``beat_class``
+    and ``family`` per beat, in order (no classes: every kept beat ``N`` of family 0, pruned ones ``Q``, −1).
+    A beat is an anomaly when its score passes 1, its class is ``S``, ``V`` or ``F``, or it is kept and its
+    shape is unlike any family (family −1); ``reason`` names the larger part of the score."""
     import pandas as pd
 
-    morph, score = combined(morph_ratio, rhythm, beats.kept.to_numpy())
-    anomaly = score > 1
+    kept = beats.kept.to_numpy()
+    if beat_class is None:
+        beat_class = np.where(kept, "N", "Q")
+        family = np.where(kept, 0, -1)
+    morph, score = combined(morph_ratio, rhythm, kept)
+    anomaly = (score > 1) | np.isin(beat_class, ("S", "V", "F")) | (kept & (family < 0))
     reason = np.where(~anomaly, "", np.where(np.nan_to_num(morph, nan=-1) >= rhythm, "morphology", "rhythm"))
     splits = np.full(len(beats), "pruned", dtype=object)
-    splits[beats.kept.to_numpy()] = split
+    splits[kept] = split
     return pd.DataFrame({
         "beat": beats.beat.to_numpy(), "peak": beats.peak.to_numpy(), "time_s": beats.peak.to_numpy() / fs,
-        "split": splits.astype(str), "score": score, "anomaly": anomaly, "reason": reason.astype(str)})
+        "split": splits.astype(str), "score": score, "anomaly": anomaly, "reason": reason.astype(str),
+        "class": np.asarray(beat_class).astype(str), "family": np.asarray(family, dtype=np.int64)})
 
 
 def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> None:
@@ -161,6 +195,7 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     from beatflow.io.tables import read_frame, signal_info, write_frame
     from beatflow.learn.model import load_model, peak_offset, split_indices
     from beatflow.learn.train import as_tensor, kept_lengths, stretch_pivot
+    from beatflow.score.classes import classify
     from beatflow.score.morphology import (
         QRS_BEFORE_PEAK_S,
         Morphology,
@@ -185,13 +220,17 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     judge = Morphology(model, stretch_pivot(beats, fs), alignments(hparams.get("warp", 0.0)), p.batch_size)
     latents = judge.latents(x)
     morph, latent = judge.fit(latents, train_rows, p.quantile).ratio(latents)
-    kept = beats.kept.to_numpy()
-    rhythm = rhythm_ratio(beats.peak.to_numpy(), fs, seg.min_rr_s, seg.max_rr_s, p, per_beat(morph, kept))
+    kept, peaks = beats.kept.to_numpy(), beats.peak.to_numpy()
+    parts = timing(peaks, p, per_beat(morph, kept))
+    rhythm = rhythm_ratio(peaks, fs, seg.min_rr_s, seg.max_rr_s, p, parts=parts)
     after = rows_after_anomalies(combined(morph, rhythm, kept)[1] > 1, kept)
     if after.size:
         end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
         morph[after], latent[after] = judge.ratio_with_template_head(x, after, end)
-    table = score_table(beats, fs, morph, rhythm, split)
+    latent_z = (latent - judge.centre.cpu().numpy()) / judge.spread.cpu().numpy()
+    beat_class, family = classify(peaks, kept, x, model.scale, peak_offset(beats), fs, latent_z,
+                                  morph <= np.median(morph), parts)
+    table = score_table(beats, fs, morph, rhythm, split, beat_class, family)
     write_frame(table, paths["scores"], {"backend": backend.name, "device": backend.detail})
     test_beats = beats.beat.to_numpy()[kept][test_rows]
     latent_table = pd.DataFrame({"beat": test_beats,
@@ -199,6 +238,8 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
                                  "score": table.score.to_numpy()[test_beats]})
     write_frame(latent_table, paths["latent"])
     counts = table[table.anomaly].reason.value_counts().to_dict()
+    log.info("score %s: classes %s, %d families", record, table["class"].value_counts().to_dict(),
+             int(table.family.max()) + 1)
     log.info("score %s: %d beats, %d anomalous %s (morphology: threshold at quantile %g of the fitted chi-square "
              "law, alignments %s, %d beats after an anomalous one judged with the template's head)", record,
              len(table), int(table.anomaly.sum()), counts, p.quantile, judge.factors, after.size)

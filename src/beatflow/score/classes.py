@@ -1,0 +1,238 @@
+"""Beat classes without labels (AAMI EC57: ``N``, ``S``, ``V``, ``F``, ``Q``): morphology families within the
+record, each named by its members' timing, then each beat by its family and its own timing (after
+Teijeiro et al. 2018: per-record clustering of shapes and rules on timing; QRS features after de Chazal et
+al. 2004). Every constant is in seconds or a ratio to the record's own dominant beat.
+
+1. *QRS features* (:func:`qrs_features`). Each kept beat's QRS, both leads (``QRS_BEFORE_S`` to
+   ``QRS_AFTER_S`` about its R peak, each lead divided by the VAE's lead scale, so leads weigh by their
+   signal-to-noise), against a template, at the shift within ``SHIFT_S`` where they correlate best: the
+   correlation, the amplitude ratio and the width ratio (RMS time spread of the slope energy).
+2. *Families* (:func:`families`). K-means over the VAE latent means (in units of the record's normal spread)
+   and the QRS features against the record's typical beat proposes ``CLUSTERS`` groups; the groups merge,
+   largest first, while their median QRS complexes match (``SAME_CORR``, ``SAME_AMPLITUDE``, ``SAME_WIDTH``).
+   Family 0 is the largest (the dominant beat); families are numbered by size. A beat whose QRS does not
+   match its family's median (correlation below ``MEMBER_CORR``) has family −1 (unlike any family) and is
+   classed on its own.
+3. *Family class* (:func:`family_classes`). A family whose median QRS matches the dominant one's is
+   supraventricular. One whose QRS differs is ventricular when its members come early (the median interval
+   before them below ``V_COUPLING`` of the dominant family's median, each against the local sinus RR)
+   or, over half of them, early with a pause after them; otherwise it is the same rhythm
+   conducted differently (bundle branch block, rate-dependent aberrancy, escape beats): ``N``.
+4. *Beat class* (:func:`classify`). Members of a ventricular family are ``V``. A beat of a supraventricular or
+   conduction-variant family is ``S`` when premature (the rhythm ratio's early test, widened by the local RR
+   spread, so irregularity in atrial fibrillation is not prematurity), else ``N``. A beat of family −1 is
+   ``V`` when its QRS differs from the dominant one and it is premature, ``S`` when only premature, else
+   ``N``. Beats without a shape (pruned: interval out of range, the last beat) are ``Q``.
+
+An anomaly (``scores.parquet``) is a beat whose score passes 1 (shape or timing, :mod:`beatflow.score.scores`),
+whose class is ``S``, ``V`` or ``F``, or whose shape is unlike any family (family −1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+QRS_BEFORE_S = 0.10  # the QRS window starts this long before the R peak ...
+QRS_AFTER_S = 0.15  # ... and ends this long after it
+SHIFT_S = 0.04  # a complex is compared at its best shift within this (an odd complex's R peak sits elsewhere)
+CLUSTERS = 16  # k-means groups proposed before merging
+KMEANS_STEPS = 20
+SAME_CORR = 0.9  # two median QRS complexes are one family at this correlation or above ...
+SAME_AMPLITUDE = 1.5  # ... amplitudes within this ratio ...
+SAME_WIDTH = 1.25  # ... and widths within this ratio
+MEMBER_CORR = 0.8  # a beat below this correlation with its family's median QRS is unlike any family (−1)
+V_COUPLING = 0.9  # a differing family is ventricular when its median coupling is below this x the dominant's
+COMPENSATORY = 1.8  # an early beat's pause is compensatory when both intervals about it pass this x sinus RR
+CHUNK = 8192  # rows compared at a time
+
+
+def _windows(x, scale, peak_row: int, fs: float):
+    """``[rows, channels, W + 2S]`` QRS windows of tensor ``x`` with ``S`` samples of shift room each side,
+    each lead divided by ``scale``; and ``(W, S)``."""
+    import torch
+
+    shift = max(1, round(SHIFT_S * fs))
+    start = max(0, peak_row - round(QRS_BEFORE_S * fs) - shift)
+    stop = min(x.shape[-1], peak_row + round(QRS_AFTER_S * fs) + shift + 1)
+    w = x[:, :, start:stop] / torch.as_tensor(scale, dtype=x.dtype, device=x.device)[None, :, None]
+    return w, stop - start - 2 * shift, shift
+
+
+def _spread(seg):
+    """RMS time spread (samples) of the slope energy of ``seg`` ``[..., channels, W]`` summed over leads."""
+    e = (seg[..., 1:] - seg[..., :-1]).pow(2).sum(-2)
+    t = np.arange(e.shape[-1], dtype=np.float64)
+    import torch
+
+    t = torch.as_tensor(t, dtype=e.dtype, device=e.device)
+    total = e.sum(-1).clamp_min(1e-30)
+    centre = (e * t).sum(-1) / total
+    return ((e * (t - centre[..., None]) ** 2).sum(-1) / total).sqrt()
+
+
+def compare(windows, template, width: int, shift: int):
+    """Each window ``[rows, channels, W + 2S]`` against ``template`` ``[channels, W]`` at its best shift:
+    ``(corr, amplitude, width, best)`` numpy arrays (width as a ratio to the template's; best: the offset into
+    the window)."""
+    import torch
+
+    tc = template - template.mean(-1, keepdim=True)
+    t_norm = tc.pow(2).sum().sqrt().clamp_min(1e-12)
+    t_width = _spread(template[None])[0].clamp_min(1e-6)
+    out = []
+    for chunk in windows.split(CHUNK):
+        corrs = []
+        for s in range(2 * shift + 1):
+            seg = chunk[:, :, s:s + width]
+            seg = seg - seg.mean(-1, keepdim=True)
+            corrs.append((seg * tc).sum((1, 2)) / (seg.pow(2).sum((1, 2)).sqrt() * t_norm).clamp_min(1e-12))
+        corr, best = torch.stack(corrs, 1).max(1)
+        idx = best[:, None, None] + torch.arange(width, device=chunk.device)[None, None, :]
+        seg = torch.gather(chunk, 2, idx.expand(-1, chunk.shape[1], -1))
+        seg = seg - seg.mean(-1, keepdim=True)
+        amp = seg.pow(2).sum((1, 2)).sqrt() / t_norm
+        out.append(torch.stack([corr, amp, _spread(seg) / t_width, best.to(corr.dtype)], 1))
+    res = torch.cat(out).double().cpu().numpy() if out else np.zeros((0, 4))
+    return res[:, 0], res[:, 1], res[:, 2], res[:, 3].astype(np.int64)
+
+
+def _aligned_median(windows, rows, best, width: int):
+    """Median over ``rows`` of the windows, each cut at its ``best`` offset: ``[channels, W]``."""
+    import torch
+
+    rows_t = torch.as_tensor(rows, device=windows.device)
+    b = torch.as_tensor(best[rows], device=windows.device)
+    idx = b[:, None, None] + torch.arange(width, device=windows.device)[None, None, :]
+    sub = windows[rows_t]
+    return torch.gather(sub, 2, idx.expand(-1, sub.shape[1], -1)).median(0).values
+
+
+def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS) -> np.ndarray:
+    """Labels of a deterministic k-means of rows ``f``: farthest-point start from the row nearest the median,
+    then ``steps`` Lloyd steps."""
+    n = len(f)
+    k = min(k, n)
+    centres = [f[np.argmin(((f - np.median(f, 0)) ** 2).sum(1))]]
+    d = ((f - centres[0]) ** 2).sum(1)
+    for _ in range(k - 1):
+        centres.append(f[np.argmax(d)])
+        d = np.minimum(d, ((f - centres[-1]) ** 2).sum(1))
+    c = np.array(centres)
+    labels = np.zeros(n, np.int64)
+    for _ in range(steps):
+        dist = (f ** 2).sum(1)[:, None] - 2 * f @ c.T + (c ** 2).sum(1)[None, :]
+        new = dist.argmin(1)
+        if (new == labels).all() and _ > 0:
+            break
+        labels = new
+        for j in range(k):
+            members = labels == j
+            if members.any():
+                c[j] = f[members].mean(0)
+    return labels
+
+
+def _matches(corr, amp, width) -> np.ndarray:
+    return (corr >= SAME_CORR) & (np.abs(np.log(amp)) <= np.log(SAME_AMPLITUDE)) & \
+        (np.abs(np.log(width)) <= np.log(SAME_WIDTH))
+
+
+def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: np.ndarray) -> dict:
+    """Morphology families of the rows of tensor ``x`` (kept beats): ``family`` per row (0 = dominant, −1 =
+    none) and each row's QRS ``corr``, ``amplitude`` and ``width`` against the dominant family's median QRS,
+    and ``same`` per family (its median QRS matches the dominant one's). ``latent_z``: latent means in units of
+    the record's normal spread; ``typical``: rows of typical shape (the first template)."""
+    import torch
+
+    windows, width, shift = _windows(x, scale, peak_row, fs)
+    n = windows.shape[0]
+    centre = slice(shift, shift + width)
+    typical_rows = np.flatnonzero(typical) if typical.any() else np.arange(n)
+    first = windows[torch.as_tensor(typical_rows, device=windows.device), :, centre].median(0).values
+    corr, amp, wid, best = compare(windows, first, width, shift)
+    qrs = np.column_stack([1 - corr, np.log(amp), np.log(wid)])
+    ref = qrs[typical_rows]
+    sd = 1.4826 * np.median(np.abs(ref - np.median(ref, 0)), 0)
+    f = np.column_stack([latent_z, qrs / np.maximum(sd, 1e-3)])
+    labels = kmeans(f, CLUSTERS)
+    groups = np.unique(labels)
+    medians = torch.stack([_aligned_median(windows, np.flatnonzero(labels == g), best, width) for g in groups])
+    sizes = np.array([(labels == g).sum() for g in groups])
+    order = np.argsort(-sizes, kind="stable")
+    padded = torch.nn.functional.pad(medians, (shift, shift), mode="replicate")
+    family_of_group = np.full(len(groups), -1)
+    leaders = []
+    for i in order:
+        if family_of_group[i] >= 0:
+            continue
+        family_of_group[i] = len(leaders)
+        leaders.append(i)
+        c, a, w, _ = compare(padded, medians[i], width, shift)
+        join = _matches(c, a, w) & (family_of_group < 0)
+        family_of_group[join] = family_of_group[i]
+    family = family_of_group[np.searchsorted(groups, labels)]
+    counts = np.bincount(family, minlength=len(leaders))
+    rank = np.empty(len(counts), np.int64)
+    rank[np.argsort(-counts, kind="stable")] = np.arange(len(counts))
+    family = rank[family]
+    dominant = _aligned_median(windows, np.flatnonzero(family == 0), best, width)
+    corr, amp, wid, best_d = compare(windows, dominant, width, shift)
+    same = np.zeros(len(counts), bool)
+    member_corr = np.empty(n)
+    for fam in range(len(counts)):
+        rows = np.flatnonzero(family == fam)
+        template = _aligned_median(windows, rows, best_d, width)
+        c, _, _, _ = compare(windows[torch.as_tensor(rows, device=windows.device)], template, width, shift)
+        member_corr[rows] = c
+        same[fam] = bool(_matches(*(np.array([v]) for v in (np.median(corr[rows]), np.median(amp[rows]),
+                                                               np.median(wid[rows]))))[0])
+    family = np.where(member_corr < MEMBER_CORR, -1, family)
+    return {"family": family, "corr": corr, "amplitude": amp, "width": wid, "same": same}
+
+
+def family_classes(fam: dict, early: np.ndarray, coupling: np.ndarray, after_pause: np.ndarray) -> np.ndarray:
+    """Per family, ``V`` (ventricular) or ``N`` (supraventricular or the same rhythm conducted differently),
+    from ``same`` and the members' timing: ``early`` (rhythm ratio's early test, > 1 premature), ``coupling``
+    (interval before the beat over the local sinus RR) and ``after_pause`` (the interval after it is
+    compensatory), per row."""
+    family = fam["family"]
+    out = np.full(len(fam["same"]), "N", dtype=object)
+    dominant_coupling = np.nanmedian(coupling[family == 0]) if (family == 0).any() else 1.0
+    for f in range(len(out)):
+        rows = family == f
+        if f == 0 or fam["same"][f] or not rows.any():
+            continue
+        early_pause = np.mean((early[rows] > 1) & after_pause[rows])
+        if np.nanmedian(coupling[rows]) < V_COUPLING * dominant_coupling or early_pause > 0.5:
+            out[f] = "V"
+    return out
+
+
+def classify(peaks: np.ndarray, kept: np.ndarray, x, scale, peak_row: int, fs: float, latent_z: np.ndarray,
+             typical: np.ndarray, parts) -> tuple[np.ndarray, np.ndarray]:
+    """``(class, family)`` per beat. ``x``: rows of the kept beats (tensor), ``latent_z`` their latent means in
+    normal-spread units, ``typical`` which of them are of typical shape; ``parts``: the beats'
+    :class:`beatflow.score.scores.Timing`."""
+    n = len(peaks)
+    cls = np.full(n, "Q", dtype=object)
+    family = np.full(n, -1, dtype=np.int64)
+    if not kept.any():
+        return cls.astype(str), family
+    early = np.nan_to_num(parts.early, nan=0.0)
+    coupling = np.exp(parts.log_rr - parts.reference)
+    post = np.r_[coupling[1:], np.nan]
+    with np.errstate(invalid="ignore"):
+        after_pause = coupling + post > COMPENSATORY  # the two intervals about the beat against two sinus ones
+    fam = families(x, scale, peak_row, fs, latent_z, typical)
+    k_early, k_coupling, k_pause = early[kept], coupling[kept], after_pause[kept]
+    named = family_classes(fam, k_early, k_coupling, k_pause)
+    f = fam["family"]
+    differs = ~_matches(fam["corr"], fam["amplitude"], fam["width"])
+    premature = k_early > 1
+    beat = np.where(premature, "S", "N").astype(object)
+    beat[(f < 0) & differs & premature] = "V"
+    member = f >= 0
+    beat[member & (named[np.maximum(f, 0)] == "V")] = "V"
+    cls[kept] = beat
+    family[kept] = f
+    return cls.astype(str), family
