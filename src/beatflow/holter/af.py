@@ -99,11 +99,13 @@ def detector_output(r: np.ndarray) -> np.ndarray:
 
 
 def detect_af(time_s: np.ndarray, classes: np.ndarray | None = None, valid: np.ndarray | None = None,
-              min_episode_s: float = MIN_EPISODE_S, ectopic=ECTOPIC) -> list[tuple[float, float]]:
+              min_episode_s: float = MIN_EPISODE_S, ectopic=ECTOPIC,
+              pnn50_min: float = PNN50_MIN) -> list[tuple[float, float]]:
     """AF episodes ``[(start_s, end_s), …]`` from beat times (seconds, increasing) and their classes.
 
     ``valid[i]`` says whether the interval from beat i to beat i+1 can be analysed (default: all); the series is
-    cut at the others. Intervals touching a beat of a class in ``ectopic`` are left out of the series."""
+    cut at the others. Intervals touching a beat of a class in ``ectopic`` are left out of the series.
+    ``min_episode_s`` and ``pnn50_min`` are the episode gates (0 turns each off, for ablation)."""
     t = np.asarray(time_s, dtype=np.float64)
     n_rr = max(len(t) - 1, 0)
     if n_rr == 0:
@@ -135,7 +137,7 @@ def detect_af(time_s: np.ndarray, classes: np.ndarray | None = None, valid: np.n
     episodes = []
     for s, e in zip(starts, ends, strict=True):
         share = np.nanmean(jump[s:e]) if np.isfinite(jump[s:e]).any() else 0.0
-        if t[e] - t[s] >= min_episode_s and share >= PNN50_MIN:
+        if t[e] - t[s] >= min_episode_s and share >= pnn50_min:
             episodes.append((float(t[s]), float(t[e])))
     return episodes
 
