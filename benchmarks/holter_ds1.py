@@ -12,6 +12,8 @@ variants of the beat classes the detector sees:
 - ``reference``: the annotated AAMI classes (what beatflow's summary does with perfect classes);
 - ``prematurity``: every beat N except a premature one (RR < 0.85 × the median of the 8 before it), S — no
   ventricular class at all, and many AF beats called S, as a prematurity-based classifier would;
+- ``V-80%``: the annotated classes with a random fifth of the V beats called N (seeded): a V classifier of
+  80 % sensitivity;
 - ``V+prematurity``: the annotated V and F beats, every other beat N or S by prematurity as above (a
   morphology classifier for V with a prematurity rule for S, the realistic case);
 - ``no-classes``: every beat N (the paper's detector alone, its median filter the only ectopic handling);
@@ -21,6 +23,7 @@ And an ablation of the AF detector's mechanisms (annotated classes for the summa
 (no classes, no episode gates), then adding the V/F interval removal, the 30 s minimum episode and the pNN50
 gate in turn.
 
+Every variant runs with the P-wave check (the signal's MLII lead, read with wfdb) and without it.
 Only the first variant's full agreement is printed per record; the others' AF figures are in the JSON and the
 last table.
 """
@@ -60,29 +63,48 @@ def prematurity_classes(t: np.ndarray) -> np.ndarray:
 
 def variants(ref: dict) -> dict:
     t, c = ref["time_s"], ref["classes"]
-    return {"reference": (c, ("V", "F")), "prematurity": (prematurity_classes(t), ("V", "F")),
+    v80 = c.copy()
+    v = np.flatnonzero(c == "V")
+    v80[v[np.random.default_rng(0).random(len(v)) > 0.8]] = "N"
+    return {"reference": (c, ("V", "F")), "V-80%": (v80, ("V", "F")), "prematurity": (prematurity_classes(t), ("V", "F")),
             "V+prematurity": (np.where(np.isin(c, ["V", "F"]), c, prematurity_classes(t)), ("V", "F")),
             "no-classes": (np.full(len(t), "N"), ()), "reference-S-out": (c, ("V", "F", "S"))}
 
 
-ABLATION = {  # name: (use the annotated V/F classes, min_episode_s, pnn50_min)
-    "paper": (False, 0.0, 0.0),
-    "+V/F removal": (True, 0.0, 0.0),
-    "+V/F, 30 s": (True, 30.0, 0.0),
-    "+V/F, pNN50": (True, 0.0, 0.5),
-    "+V/F, 30 s, pNN50 (default)": (True, 30.0, 0.5),
+ABLATION = {  # name: (use the annotated V/F classes, min_episode_s, pnn50_min, P-wave check)
+    "paper": (False, 0.0, 0.0, False),
+    "+V/F removal": (True, 0.0, 0.0, False),
+    "+V/F, 30 s": (True, 30.0, 0.0, False),
+    "+V/F, pNN50": (True, 0.0, 0.5, False),
+    "+V/F, 30 s, pNN50": (True, 30.0, 0.5, False),
+    "+V/F, 30 s, pNN50, P (default)": (True, 30.0, 0.5, True),
+    "paper + P-wave only": (False, 0.0, 0.0, True),
 }
+
+
+def lead_loader(data: Path, rec: str):
+    """A callable returning ``(MLII, fs)`` of the record (the first lead without an MLII)."""
+    def load():
+        import wfdb
+
+        r = wfdb.rdrecord(str(data / rec))
+        k = r.sig_name.index("MLII") if "MLII" in r.sig_name else 0
+        return r.p_signal[:, k], float(r.fs)
+    cache: list = []
+    return lambda: cache[0] if cache else (cache.append(load()) or cache[0])
 
 
 def ablation(records: list[str], data: Path) -> dict:
     out = {}
     refs = {rec: read_reference(data / f"{rec}.atr") for rec in records}
-    for name, (use_classes, min_s, pnn50) in ABLATION.items():
+    leads = {rec: lead_loader(data, rec) for rec in records}
+    for name, (use_classes, min_s, pnn50, p_wave) in ABLATION.items():
         agrs = []
         for rec, ref in refs.items():
             t, c = ref["time_s"], ref["classes"]
             valid = analysable(t, c, ref["vf_s"])
-            episodes = detect_af(t, c if use_classes else None, valid, min_episode_s=min_s, pnn50_min=pnn50)
+            episodes = detect_af(t, c if use_classes else None, valid, min_episode_s=min_s, pnn50_min=pnn50,
+                                 signal=leads[rec] if p_wave else None)
             s_out = summary_from_beats(rec, t, c, ref["duration_s"], excluded=ref["vf_s"], af_episodes=episodes)
             s_ref = summary_from_beats(rec, t, c, ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"])
             agrs.append(agreement(s_out, s_ref))
@@ -95,24 +117,27 @@ def run(records: list[str], data: Path) -> dict:
     by_variant: dict[str, list] = {}
     for rec in records:
         ref = read_reference(data / f"{rec}.atr")
+        lead = lead_loader(data, rec)
         t0 = time.perf_counter()
         reference = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
                                        af_episodes=ref["af_s"])
         t_ref = time.perf_counter() - t0
         entry = {"reference_summary_s": round(t_ref, 4)}
         for name, (classes, ectopic) in variants(ref).items():
-            t0 = time.perf_counter()
-            valid = analysable(ref["time_s"], classes, ref["vf_s"])
-            episodes = detect_af(ref["time_s"], classes, valid, ectopic=ectopic)
-            # the summary itself always takes the annotated classes: only the AF detector's input varies
-            summ = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
-                                      af_episodes=episodes)
-            elapsed = time.perf_counter() - t0
-            agr = agreement(summ, reference)
-            by_variant.setdefault(name, []).append(agr)
-            entry[name] = {"seconds": round(elapsed, 4), "agreement": agr,
-                           "af_episodes": summ["af"]["episodes"]} if name == "reference" else {
-                "seconds": round(elapsed, 4), "af": agr["af"], "af_episodes": summ["af"]["episodes"]}
+            for p_wave in (True, False):
+                key = name if p_wave else f"{name} (no P-wave)"
+                t0 = time.perf_counter()
+                valid = analysable(ref["time_s"], classes, ref["vf_s"])
+                episodes = detect_af(ref["time_s"], classes, valid, ectopic=ectopic, signal=lead if p_wave else None)
+                # the summary itself always takes the annotated classes: only the AF detector's input varies
+                summ = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"],
+                                          excluded=ref["vf_s"], af_episodes=episodes)
+                elapsed = time.perf_counter() - t0
+                agr = agreement(summ, reference)
+                by_variant.setdefault(key, []).append(agr)
+                entry[key] = {"seconds": round(elapsed, 4), "af": agr["af"], "af_episodes": summ["af"]["episodes"]}
+                if key == "reference":
+                    entry[key]["agreement"] = agr
         entry["reference_af_episodes"] = reference["af"]["episodes"]
         out["records"][rec] = entry
     for name, agrs in by_variant.items():
@@ -141,17 +166,17 @@ def table(result: dict) -> str:
                      f"{vr['found']:>4}/{vr['reference']:<4} {vc['found']:>4}/{vc['reference']:<4} "
                      f"{a['pauses']['output']:>3}/{a['pauses']['reference']:<3} {rel('sdnn_ms'):>6} {rel('rmssd_ms'):>6}")
     lines.append("")
-    lines.append(f"{'variant':>16} {'refAF_s':>8} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6} "
+    lines.append(f"{'variant':>26} {'refAF_s':>8} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6} "
                  f"{'false_s(no-AF recs)':>20}")
     for name, g in result["variants"].items():
         af = g["af"]
-        lines.append(f"{name:>16} {af['reference_s']:8.1f} {af['output_s']:8.1f} {pct(af['duration_se']):>6} "
+        lines.append(f"{name:>26} {af['reference_s']:8.1f} {af['output_s']:8.1f} {pct(af['duration_se']):>6} "
                      f"{pct(af['duration_ppv']):>6} {pct(af['se']):>6} {pct(af['ppv']):>6} "
                      f"{af['false_s_without_reference_af']:20.1f}")
     lines.append("")
-    lines.append(f"{'AF ablation':>28} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6} {'false_s(no-AF recs)':>20}")
+    lines.append(f"{'AF ablation':>32} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6} {'false_s(no-AF recs)':>20}")
     for name, af in result["ablation"].items():
-        lines.append(f"{name:>28} {af['output_s']:8.1f} {pct(af['duration_se']):>6} {pct(af['duration_ppv']):>6} "
+        lines.append(f"{name:>32} {af['output_s']:8.1f} {pct(af['duration_se']):>6} {pct(af['duration_ppv']):>6} "
                      f"{pct(af['se']):>6} {pct(af['ppv']):>6} {af['false_s_without_reference_af']:20.1f}")
     return "\n".join(lines)
 

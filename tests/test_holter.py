@@ -169,6 +169,41 @@ def test_no_af_in_sinus_with_ventricular_ectopy_bigeminy_or_fast_sinus():
     assert detect_af(t, np.full(len(t), "N")) == []
 
 
+def synthetic_ecg(t, fs=250.0, p_wave=True, seed=0):
+    """A QRS (narrow Gaussian, 1 mV) at each beat time; a P wave (0.15 mV) 160 ms before each, or
+    fibrillatory waves (6 Hz, 0.1 mV, wandering phase) all through."""
+    rng = np.random.default_rng(seed)
+    n = int((t[-1] + 1.0) * fs)
+    x = np.zeros(n)
+    k = np.arange(n) / fs
+    for tb in t:
+        x += np.exp(-0.5 * ((k - tb) / 0.012) ** 2)
+        if p_wave:
+            x += 0.15 * np.exp(-0.5 * ((k - tb + 0.16) / 0.025) ** 2)
+    if not p_wave:
+        x += 0.1 * np.sin(2 * np.pi * 6.0 * k + np.cumsum(rng.standard_normal(n)) * 0.05)
+    return x + 0.01 * rng.standard_normal(n), fs
+
+
+def test_p_wave_check():
+    from beatflow.holter.af import p_wave_consistency
+
+    rng = np.random.default_rng(5)
+    t = beats_from_rr(rng.uniform(0.5, 1.1, 300))  # irregular enough to read as AF from RR alone
+    sinus_p, fs = synthetic_ecg(t, p_wave=True)
+    fib, _ = synthetic_ecg(t, p_wave=False)
+    assert p_wave_consistency(sinus_p, fs, t[1:]) > 0.9
+    assert p_wave_consistency(fib, fs, t[1:]) < 0.3
+    assert p_wave_consistency(fib, fs, t[1:10]) is None  # too few beats to say
+    c = np.full(len(t), "N")
+    assert len(detect_af(t, c)) == 1
+    assert len(detect_af(t, c, signal=lambda: (fib, fs))) == 1
+    assert detect_af(t, c, signal=lambda: (sinus_p, fs)) == []  # irregular, but P waves: not AF
+    calls = []
+    detect_af(regular(300), np.full(300, "N"), signal=lambda: calls.append(1))
+    assert calls == []  # no candidate episode: the signal is never read
+
+
 def test_af_building_blocks():
     assert list(median3(np.array([1.0, 1.0, 0.5, 1.5, 1.0]))) == [1.0, 1.0, 1.0, 1.0, 1.0]
     assert detect_af(np.array([0.0]), None) == [] and detect_af(np.array([]), None) == []

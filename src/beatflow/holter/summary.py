@@ -201,12 +201,14 @@ def hrv(time_s, classes, valid, duration_s: float) -> dict:
 
 # ---------------------------------------------------------------- the summary
 
-def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded=(), af_episodes=None) -> dict:
+def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded=(), af_episodes=None,
+                       signal=None) -> dict:
     """The ``holter.json`` dict from beat times (seconds from the record's start) and AAMI classes.
 
     ``excluded``: ``[(start_s, end_s), …]`` stretches not analysed (beyond those found here). ``af_episodes``:
     ``[(start_s, end_s), …]`` to use instead of detecting AF (the reference summary passes its rhythm
-    annotations)."""
+    annotations). ``signal``: a callable returning ``(first lead as a numpy array, fs)``, for the AF detector's
+    P-wave check (called only when there is an episode to check)."""
     t = np.asarray(time_s, dtype=np.float64)
     c = np.asarray(classes).astype(str)
     if len(t) != len(c):
@@ -249,7 +251,7 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
 
     # AF
     if af_episodes is None:
-        af_episodes = af_module.detect_af(t, c, valid)
+        af_episodes = af_module.detect_af(t, c, valid, signal=signal)
     episodes = merge_intervals([(max(0.0, s), min(duration_s, e)) for s, e in af_episodes])
     af_s = total_length(episodes, 0.0, duration_s) - overlap_length(episodes, stretches)
     if af_s > 0 and analysed_s > 0 and af_s >= 0.9 * analysed_s:
@@ -317,10 +319,29 @@ def record_duration_s(signal_path) -> float:
     return pq.ParquetFile(signal_path).metadata.num_rows / fs
 
 
+def first_lead(signal_path):
+    """A callable that reads ``(first lead, fs)`` of ``signal.parquet`` when first called (and keeps it)."""
+    cache: list = []
+
+    def load():
+        if not cache:
+            import pyarrow.parquet as pq
+
+            from beatflow.io.tables import signal_info
+
+            fs, leads = signal_info(signal_path)
+            column = pq.read_table(signal_path, columns=leads[:1]).column(0)
+            cache.append((column.to_numpy(), fs))
+        return cache[0]
+
+    return load
+
+
 def summarise(record: str, scores_path, signal_path) -> dict:
-    """The Holter summary of a record from the workflow's ``scores.parquet`` and ``signal.parquet``."""
+    """The Holter summary of a record from the workflow's ``scores.parquet`` and ``signal.parquet`` (its first
+    lead is read only when an AF episode is to be checked for P waves)."""
     time_s, classes = read_beats(record, scores_path)
-    return summary_from_beats(record, time_s, classes, record_duration_s(signal_path))
+    return summary_from_beats(record, time_s, classes, record_duration_s(signal_path), signal=first_lead(signal_path))
 
 
 def write_json(summary: dict, out_path) -> None:
