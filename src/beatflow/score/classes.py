@@ -41,8 +41,10 @@ SAME_CORR = 0.9  # two median QRS complexes are one family at this correlation o
 SAME_AMPLITUDE = 1.5  # ... amplitudes within this ratio ...
 SAME_WIDTH = 1.25  # ... and widths within this ratio
 MEMBER_CORR = 0.8  # a beat below this correlation with its family's median QRS is unlike any family (−1)
-V_COUPLING = 0.9  # a differing family is ventricular when its median coupling is below this x the dominant's
-COMPENSATORY = 1.8  # an early beat's pause is compensatory when both intervals about it pass this x sinus RR
+CONDUCTION_RUN = 30  # a differing family in runs of this many beats is the rhythm conducted otherwise (BBB)
+ESCAPE = 1.1  # a differing family this late (x the dominant's coupling) is of escape beats
+V_COUPLING = 0.9  # a differing family this early (x the dominant's coupling) is ventricular ...
+V_CORR = 0.6  # ... and, on time, one whose QRS correlates with the dominant one below this
 CHUNK = 8192  # rows compared at a time
 
 
@@ -190,20 +192,34 @@ def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: 
     return {"family": family, "corr": corr, "amplitude": amp, "width": wid, "same": same}
 
 
-def family_classes(fam: dict, early: np.ndarray, coupling: np.ndarray, after_pause: np.ndarray) -> np.ndarray:
-    """Per family, ``V`` (ventricular) or ``N`` (supraventricular or the same rhythm conducted differently),
-    from ``same`` and the members' timing: ``early`` (rhythm ratio's early test, > 1 premature), ``coupling``
-    (interval before the beat over the local sinus RR) and ``after_pause`` (the interval after it is
-    compensatory), per row."""
+def run_lengths(family: np.ndarray) -> np.ndarray:
+    """Per row, the length of the run of consecutive rows of its family that holds it."""
+    change = np.r_[True, family[1:] != family[:-1]]
+    run = np.cumsum(change) - 1
+    return np.bincount(run)[run]
+
+
+def family_classes(fam: dict, coupling: np.ndarray) -> np.ndarray:
+    """Per family, ``V`` (ventricular) or ``N`` (supraventricular, or the same rhythm conducted differently),
+    from ``same`` (its median QRS matches the dominant one's), its members' QRS correlation with the dominant
+    beat, their ``coupling`` (interval before the beat over the local sinus RR, per row) and their runs. A
+    differing family is conducted (``N``) when its members come in runs of at least ``CONDUCTION_RUN`` beats
+    (a bundle branch block for a stretch of the record) or late (median coupling at least ``ESCAPE`` × the
+    dominant family's: escape beats); otherwise it is ventricular when early (median coupling below
+    ``V_COUPLING`` × the dominant family's) or, on time, when its QRS is unlike the dominant one (median
+    correlation below ``V_CORR``: a late-coupled ventricular beat, where a shape that merely varies with
+    respiration or position keeps its QRS)."""
     family = fam["family"]
+    runs = run_lengths(family)
     out = np.full(len(fam["same"]), "N", dtype=object)
     dominant_coupling = np.nanmedian(coupling[family == 0]) if (family == 0).any() else 1.0
     for f in range(len(out)):
         rows = family == f
         if f == 0 or fam["same"][f] or not rows.any():
             continue
-        early_pause = np.mean((early[rows] > 1) & after_pause[rows])
-        if np.nanmedian(coupling[rows]) < V_COUPLING * dominant_coupling or early_pause > 0.5:
+        timing = np.nanmedian(coupling[rows]) / dominant_coupling
+        conducted = np.median(runs[rows]) >= CONDUCTION_RUN or timing >= ESCAPE
+        if not conducted and (timing < V_COUPLING or np.median(fam["corr"][rows]) < V_CORR):
             out[f] = "V"
     return out
 
@@ -220,12 +236,9 @@ def classify(peaks: np.ndarray, kept: np.ndarray, x, scale, peak_row: int, fs: f
         return cls.astype(str), family
     early = np.nan_to_num(parts.early, nan=0.0)
     coupling = np.exp(parts.log_rr - parts.reference)
-    post = np.r_[coupling[1:], np.nan]
-    with np.errstate(invalid="ignore"):
-        after_pause = coupling + post > COMPENSATORY  # the two intervals about the beat against two sinus ones
     fam = families(x, scale, peak_row, fs, latent_z, typical)
-    k_early, k_coupling, k_pause = early[kept], coupling[kept], after_pause[kept]
-    named = family_classes(fam, k_early, k_coupling, k_pause)
+    k_early = early[kept]
+    named = family_classes(fam, coupling[kept])
     f = fam["family"]
     differs = ~_matches(fam["corr"], fam["amplitude"], fam["width"])
     premature = k_early > 1
