@@ -205,6 +205,13 @@ def test_p_wave_check():
 
 
 def test_af_building_blocks():
+    from scipy.signal import lfilter
+
+    from beatflow.holter.af import exponential_average
+
+    x = np.random.default_rng(0).uniform(0.4, 1.2, 1000)
+    expected = lfilter([0.02], [1.0, -0.98], x, zi=[0.98 * x[0]])[0]
+    assert np.allclose(exponential_average(x), expected, rtol=0, atol=1e-12)
     assert list(median3(np.array([1.0, 1.0, 0.5, 1.5, 1.0]))) == [1.0, 1.0, 1.0, 1.0, 1.0]
     assert detect_af(np.array([0.0]), None) == [] and detect_af(np.array([]), None) == []
 
@@ -316,6 +323,10 @@ def test_write_holter_and_command_line(tmp_path, capsys):
     assert json.loads((tmp_path / "holter.json").read_text()) == s
     assert s["duration_s"] == 310.0 and s["beats"]["V"] == 40 and s["heart_rate"]["mean_bpm"] == 80.0
     assert not list(tmp_path.glob(".*tmp*"))
+    from beatflow.holter.summary import first_lead
+
+    x, fs = first_lead(signal)()
+    assert fs == 250.0 and x.dtype == np.float32 and len(x) == 310 * 250
     assert main([str(tmp_path)]) == 0
     text = capsys.readouterr().out
     assert "HOLTER SUMMARY — record rec1" in text and "mean 80 bpm" in text and "isolated 40" in text
