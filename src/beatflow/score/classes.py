@@ -45,6 +45,8 @@ CONDUCTION_RUN = 30  # a differing family in runs of this many beats is the rhyt
 ESCAPE = 1.1  # a differing family this late (x the dominant's coupling) is of escape beats
 V_COUPLING = 0.9  # a differing family this early (x the dominant's coupling) is ventricular ...
 V_CORR = 0.6  # ... and, on time, one whose QRS correlates with the dominant one below this
+RUN_SLACK = 1.1  # a beat continues a supraventricular run with an interval up to this x the previous one ...
+RUN_EARLY = 0.5  # ... while at least this far (of the threshold) early against the sinus interval
 CHUNK = 8192  # rows compared at a time
 
 
@@ -224,6 +226,21 @@ def family_classes(fam: dict, coupling: np.ndarray) -> np.ndarray:
     return out
 
 
+def supraventricular(log_rr: np.ndarray, early: np.ndarray, ventricular: np.ndarray) -> np.ndarray:
+    """Per beat, whether it is a supraventricular ectopic beat: not ``ventricular`` and premature (``early``:
+    the rhythm ratio's early test, > 1), or continuing a run that such a beat began (its interval, ``log_rr``,
+    at most ``RUN_SLACK`` × the previous one's and still ``RUN_EARLY`` of the way to premature)."""
+    early = np.nan_to_num(early, nan=0.0)
+    ectopic = (early > 1) & ~ventricular
+    prev_rr = np.r_[np.nan, log_rr[:-1]]
+    with np.errstate(invalid="ignore"):
+        may_continue = ~ventricular & (early > RUN_EARLY) & (log_rr <= prev_rr + np.log(RUN_SLACK))
+    for i in np.flatnonzero(may_continue & ~ectopic):  # in time order, so a run grows beat by beat
+        if i > 0 and ectopic[i - 1]:
+            ectopic[i] = True
+    return ectopic
+
+
 def classify(peaks: np.ndarray, kept: np.ndarray, x, scale, peak_row: int, fs: float, latent_z: np.ndarray,
              typical: np.ndarray, parts) -> tuple[np.ndarray, np.ndarray]:
     """``(class, family)`` per beat. ``x``: rows of the kept beats (tensor), ``latent_z`` their latent means in
@@ -237,15 +254,12 @@ def classify(peaks: np.ndarray, kept: np.ndarray, x, scale, peak_row: int, fs: f
     early = np.nan_to_num(parts.early, nan=0.0)
     coupling = np.exp(parts.log_rr - parts.reference)
     fam = families(x, scale, peak_row, fs, latent_z, typical)
-    k_early = early[kept]
     named = family_classes(fam, coupling[kept])
     f = fam["family"]
     differs = ~_matches(fam["corr"], fam["amplitude"], fam["width"])
-    premature = k_early > 1
-    beat = np.where(premature, "S", "N").astype(object)
-    beat[(f < 0) & differs & premature] = "V"
-    member = f >= 0
-    beat[member & (named[np.maximum(f, 0)] == "V")] = "V"
-    cls[kept] = beat
+    ventricular = np.zeros(n, bool)
+    ventricular[kept] = ((f < 0) & differs & (early[kept] > 1)) | ((f >= 0) & (named[np.maximum(f, 0)] == "V"))
+    ectopic = supraventricular(parts.log_rr, parts.early, ventricular)
+    cls[kept] = np.where(ventricular, "V", np.where(ectopic, "S", "N"))[kept]
     family[kept] = f
     return cls.astype(str), family
