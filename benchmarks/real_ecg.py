@@ -8,8 +8,8 @@ The workflow runs once, as a user would run it: a records sheet pointing at the 
 ``.atr`` annotations, ``snakemake --cores N --resources gpu=1`` in a fresh copy of the project
 (``run_workflow.run_backend``), default config. Its ``evaluation.json`` files give beatflow's figures: beats
 matched one-to-one within 150 ms, ventricular flutter/fibrillation excluded; per AAMI class the AUROC of
-``score`` against N and the flags' sensitivity and +P; the gross and record-average figures
-(``beatflow.evaluate.cohort_figures``). The reference detectors (:mod:`references`: sleepecg, NeuroKit2,
+``score`` against N and the flags' sensitivity and +P; the beat classes (``class``) as EC57 scores VEB and
+SVEB, with the confusion table; the gross and record-average figures (``beatflow.evaluate.cohort_figures``). The reference detectors (:mod:`references`: sleepecg, NeuroKit2,
 XQRS) read each record's first lead in-process and are evaluated by the same code; beatflow's detector is
 also timed in-process on the same records, so the seconds compare like with like. Every number in the JSON
 and the Markdown is this script's output.
@@ -118,10 +118,46 @@ def markdown(result: dict) -> str:
                      f"{auc(per.get('V', {}).get('auroc'))} ({per.get('V', {}).get('n', 0)}) | "
                      f"{auc(per.get('S', {}).get('auroc'))} ({per.get('S', {}).get('n', 0)}) | "
                      f"{pct(e['normal_flagged'])} |")
+    lines += class_tables(result)
     lines += ["", ("AUROC cells give the class's beat count in brackets. beatflow's detection figures in the "
               "per-record table are the workflow's (`evaluation.json`); the gross table's beatflow row is its "
               "detector run in-process on the same leads, which gives the same beats.")]
     return "\n".join(lines) + "\n"
+
+
+def class_tables(result: dict) -> list[str]:
+    """Markdown: the beat classes (EC57 VEB and SVEB), gross and per record, and the summed confusion table."""
+    wf = result["workflow"]
+    k = wf["cohort"].get("classes")
+    if k is None:
+        return []
+    lines = ["", "## Beat classes (beatflow, no labels)", "",
+             ("Counted as EC57 counts ventricular (VEB) and supraventricular (SVEB) ectopic beats: V +P leaves out "
+              "detections that match reference F or Q beats, S +P those that match Q; gross figures sum over records "
+              "before dividing, averages are over the records with such beats."), "",
+             "| class | reference beats | gross Se % | gross +P % | average Se % | average +P % |",
+             "|---|---|---|---|---|---|"]
+    for label in CLASSES:
+        c = k[label]
+        lines.append(f"| {label} | {c['n']} | {pct(c['gross_se'])} | {pct(c['gross_ppv'])} | {pct(c['average_se'])} | "
+                     f"{pct(c['average_ppv'])} |")
+    lines += ["", (f"Reference N beats classed other than N: median over records "
+              f"{pct(k['normal_misclassified_median'])} %, gross {pct(k['normal_misclassified_gross'])} %."), "",
+              "Confusion (rows: reference class, `-` = no reference beat; columns: beatflow's class, `-` = missed):",
+              "", "| reference | " + " | ".join(k["confusion"]["N"]) + " |",
+              "|---" * (len(k["confusion"]["N"]) + 1) + "|"]
+    for ref, row in k["confusion"].items():
+        lines.append(f"| {ref} | " + " | ".join(str(v) for v in row.values()) + " |")
+    lines += ["", "| record | V | V Se % | V +P % | S | S Se % | S +P % | N classed other % |",
+              "|---|---|---|---|---|---|---|---|"]
+    for record in result["records"]:
+        c = wf["evaluation"][record].get("classes")
+        if c is None:
+            continue
+        v, s = c["V"], c["S"]
+        lines.append(f"| {record} | {v['n']} | {pct(v['se'])} | {pct(v['ppv'])} | {s['n']} | {pct(s['se'])} | "
+                     f"{pct(s['ppv'])} | {pct(c['normal_misclassified'])} |")
+    return lines
 
 
 def main(argv=None) -> None:

@@ -174,7 +174,7 @@ def cohort_figures(evaluations: dict[str, dict], classes=("V", "S")) -> dict:
     :func:`evaluate`'s dict), as PhysioNet's ``sumstats``: detection Se, +P and F1; per class, the flags'
     sensitivity and +P against ``N`` and the AUROC's median and minimum over the records with at least
     ``CLASS_MIN_BEATS`` beats of it (records with paced beats left out); the median share of normal beats
-    flagged."""
+    flagged; with beat classes, ``classes`` (:func:`cohort_class_figures`)."""
     def ratio(a, b):
         return a / b if b else None
 
@@ -207,6 +207,35 @@ def cohort_figures(evaluations: dict[str, dict], classes=("V", "S")) -> dict:
     shares = [e["normal_flagged"] for e in unpaced.values() if e["normal_flagged"] is not None]
     out["normal_flagged_median"] = float(np.median(shares)) if shares else None
     out["normal_flagged_gross"] = ratio(flagged_normal, sum(e["normal_detected"] for e in unpaced.values()))
+    classified = {r: e["classes"] for r, e in unpaced.items() if "classes" in e}
+    if classified:
+        out["classes"] = cohort_class_figures(classified)
+    return out
+
+
+def cohort_class_figures(classes: dict[str, dict]) -> dict:
+    """Gross and record-average figures of beat classes (record → :func:`class_figures`' dict), as ``sumstats``
+    gives them for VEB and SVEB: per class ``V`` and ``S`` the gross Se and +P (summed over records before
+    dividing) and their averages over the records with such reference beats (Se) or such classed beats (+P);
+    the median and gross share of reference N beats classed other than N; the summed confusion table."""
+    def ratio(a, b):
+        return a / b if b else None
+
+    rows = list(classes.values())
+    out = {"records": len(rows)}
+    for label in LEFT_OUT_OF_PPV:
+        tp, n, classed = (sum(c[label][k] for c in rows) for k in ("tp", "n", "classed"))
+        se = [c[label]["se"] for c in rows if c[label]["se"] is not None]
+        ppv = [c[label]["ppv"] for c in rows if c[label]["ppv"] is not None]
+        out[label] = {"n": n, "tp": tp, "classed": classed, "gross_se": ratio(tp, n), "gross_ppv": ratio(tp, classed),
+                      "average_se": float(np.mean(se)) if se else None,
+                      "average_ppv": float(np.mean(ppv)) if ppv else None}
+    shares = [c["normal_misclassified"] for c in rows if c["normal_misclassified"] is not None]
+    wrong = sum(round(c["normal_misclassified"] * c["normal_detected"]) for c in rows if c["normal_detected"])
+    out["normal_misclassified_median"] = float(np.median(shares)) if shares else None
+    out["normal_misclassified_gross"] = ratio(wrong, sum(c["normal_detected"] for c in rows))
+    out["confusion"] = {r: {k: sum(c["confusion"][r][k] for c in rows) for k in rows[0]["confusion"][r]}
+                        for r in rows[0]["confusion"]}
     return out
 
 
