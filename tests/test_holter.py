@@ -68,11 +68,12 @@ def test_pause_and_gap():
 def test_q_beats_and_excluded_stretches_are_not_analysed():
     t = regular(200)
     c = np.array(["N"] * 200)
-    c[50] = "Q"
+    c[[50, 51, 150]] = "Q"
     s = summary_from_beats("r", t, c, 200.0, excluded=[(100.2, 110.2)])
-    # Q beat: its two intervals (2 s); excluded stretch widened to whole intervals 99.5–110.5 (11 s)
-    assert s["analysed_s"] == pytest.approx(200.0 - 2.0 - 11.0, abs=1e-6)
-    assert s["beats"]["Q"] == 1
+    # two consecutive Q beats: their three intervals (3 s); an isolated Q beat: nothing; the excluded stretch
+    # widened to whole intervals 99.5–110.5 (11 s)
+    assert s["analysed_s"] == pytest.approx(200.0 - 3.0 - 11.0, abs=1e-6)
+    assert s["beats"]["Q"] == 3
 
 
 # ------------------------------------------------------------------ ectopy
@@ -103,11 +104,22 @@ def test_bigeminy_and_trigeminy_time():
 # ------------------------------------------------------------------ HRV
 
 def test_hrv_alternating_intervals():
-    rr = [0.8, 1.0] * 400
+    rr = [0.9, 0.96] * 400
     t = beats_from_rr(rr)
     h = summary_from_beats("r", t, ["N"] * len(t), t[-1] + 0.5)["hrv"]
-    assert h["rmssd_ms"] == 200.0 and h["pnn50"] == 1.0
+    assert h["rmssd_ms"] == 60.0 and h["pnn50"] == 1.0
     assert h["sdnn_ms"] == pytest.approx(np.std(np.array(rr) * 1000, ddof=1), abs=0.01)
+
+
+def test_hrv_leaves_out_a_missed_beats_double_interval():
+    rng = np.random.default_rng(7)
+    rr = 0.8 + 0.02 * rng.standard_normal(600)
+    t = beats_from_rr(rr)
+    h = summary_from_beats("r", t, ["N"] * len(t), t[-1] + 0.5)["hrv"]
+    missed = np.delete(t, 300)  # a beat the detector missed: one interval of ~1.6 s between two N beats
+    h2 = summary_from_beats("r", missed, ["N"] * len(missed), t[-1] + 0.5)["hrv"]
+    assert h2["sdnn_ms"] == pytest.approx(h["sdnn_ms"], rel=0.02)
+    assert h2["rmssd_ms"] == pytest.approx(h["rmssd_ms"], rel=0.03)
 
 
 def test_hrv_uses_nn_intervals_and_5_minute_segments():

@@ -23,8 +23,8 @@ per record; on DS1 from the reference beats without classes these stages alone g
   such a beat are dropped and the series closes over them (a premature ventricular beat's morphology is
   reliable, and a run of them is not AF). Supraventricular (``S``) beats are kept: a classifier that calls
   beats S by their prematurity calls many AF beats S, and dropping them would hide the AF;
-- the series is cut at every interval that is not analysable (next to a ``Q`` beat, in an excluded stretch,
-  or a gap without beats): each stretch is analysed on its own;
+- the series is cut at every interval that is not analysable (next to a stretch of ``Q`` beats, in an
+  excluded stretch, or a gap without beats): each stretch is analysed on its own;
 - an episode is kept when it lasts at least :data:`MIN_EPISODE_S` = 30 s, the clinical definition of an AF
   episode (ESC guidelines; the detector's 8-beat window otherwise fires on brief runs of irregular ectopy);
 - and when the majority of its successive RR differences exceed 50 ms (pNN50 ≥ :data:`PNN50_MIN` = 0.5 over

@@ -3,8 +3,8 @@ atrial fibrillation and HRV from the beats' times and AAMI classes.
 
 Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
 
-- An RR interval joins two consecutive beats. It is *analysable* unless it touches a ``Q`` beat (paced or
-  unclassifiable), overlaps an excluded stretch (given: e.g. ventricular flutter/fibrillation in the reference),
+- An RR interval joins two consecutive beats. It is *analysable* unless it touches a stretch of two or more
+  consecutive ``Q`` beats (paced or unclassifiable; an isolated Q beat still times its intervals), overlaps an excluded stretch (given: e.g. ventricular flutter/fibrillation in the reference),
   or is a gap of :data:`GAP_S` or more without beats (unreadable signal, not a pause). ``analysed_s`` is the
   duration less the union of the excluded stretches and the non-analysable intervals (and a leading or trailing
   beat-free stretch of ``GAP_S`` or more).
@@ -19,10 +19,16 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
   couplet's ``start_s`` / ``end_s``, for the evaluation's overlap matching.
 - Bigeminy (N-V)×k and trigeminy (N-N-V)×k, k ≥ 3: time from the first beat of the first cycle to the beat after
   the last cycle (to its last beat at the record's end).
-- Pauses: every analysable RR interval ≥ 2.0 s.
+- Pauses: every analysable RR interval ≥ 2.0 s; with the signal at hand, not one that holds a missed beat:
+  on the first lead band-passed 5–20 Hz (the QRS band), the largest absolute value inside the interval (from
+  250 ms after its first beat to 250 ms before its last) reaches :data:`PAUSE_QRS_RATIO` of the flanking R
+  waves' (DS1 from beatflow's detected beats: annotated pauses 0.05–0.15, pauses made by a missed beat
+  0.62–2.1). ``notes`` counts those left out.
 - AF: episodes from :func:`beatflow.holter.af.detect_af` (or given), ``burden`` = AF time within the analysed
   time / ``analysed_s``.
-- HRV over analysable NN intervals (both beats N), sample standard deviations (ddof 1); SDANN and the SDNN
+- HRV over analysable NN intervals (both beats N) within 20 % of the median of the 11 NN intervals around
+  them (:func:`nn_intervals`: the 20 % editing rule, so that a missed or false beat does not enter as an
+  interval of double or half length), sample standard deviations (ddof 1); SDANN and the SDNN
   index over the whole 5-minute segments from the start (an interval belongs to the segment it ends in);
   rMSSD and pNN50 (a share, 0–1) over the differences of successive NN intervals (three consecutive N beats).
 
@@ -43,6 +49,9 @@ CLASSES = ("N", "S", "V", "F", "Q")
 GAP_S = 10.0              # an interval this long or longer is a beat-free gap (lead off), not a pause
 PAUSE_S = 2.0
 SEGMENT_S = 300.0         # SDANN / SDNN index segments
+PAUSE_QRS_RATIO = 0.5     # a pause whose inside reaches this share of its flanking R waves holds a missed beat
+NN_EDIT = 0.2            # an NN interval further than this from its neighbours' median is left out of HRV
+NN_EDIT_WINDOW = 11
 MINUTE_COVERAGE = 0.5     # a minute counts for min/max heart rate when its intervals cover this share of it
 
 
@@ -95,7 +104,10 @@ def analysable(time_s: np.ndarray, classes: np.ndarray, excluded) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     rr = np.diff(t)
     q = classes == "Q"
-    valid = ~(q[:-1] | q[1:]) & (rr < GAP_S) & (rr > 0)
+    # a stretch of ≥ 2 consecutive Q beats (paced rhythm, unreadable signal) is not analysed; an isolated Q
+    # beat (one unclassifiable beat among others) still times its intervals
+    q_run = q & (np.concatenate([[False], q[:-1]]) | np.concatenate([q[1:], [False]]))
+    valid = ~(q_run[:-1] | q_run[1:]) & (rr < GAP_S) & (rr > 0)
     for s, e in merge_intervals(excluded):
         valid &= (t[1:] <= s) | (t[:-1] >= e)
     return valid
@@ -169,13 +181,32 @@ def cycles_time(time_s, classes, pattern: tuple[str, ...], min_cycles: int = 3) 
     return total
 
 
+def nn_intervals(time_s, classes, valid) -> np.ndarray:
+    """Mask of the RR intervals that count as NN: analysable, both beats N, and within :data:`NN_EDIT` (20 %)
+    of the median of the :data:`NN_EDIT_WINDOW` NN intervals around them (the classic 20 % editing rule of
+    Holter HRV: a missed or a false beat between two N beats would otherwise enter as one interval of double
+    or half length — one such interval moved SDNN of MIT-BIH 116 by 700 %)."""
+    n = classes == "N"
+    nn = valid & n[:-1] & n[1:]
+    idx = np.flatnonzero(nn)
+    if len(idx) < 3:
+        return nn
+    rr = np.diff(time_s)[idx]
+    half = NN_EDIT_WINDOW // 2
+    padded = np.concatenate([np.full(half, np.nan), rr, np.full(half, np.nan)])
+    med = np.nanmedian(np.lib.stride_tricks.sliding_window_view(padded, NN_EDIT_WINDOW), axis=1)
+    out = np.zeros_like(nn)
+    out[idx[np.abs(rr - med) <= NN_EDIT * med]] = True
+    return out
+
+
 def hrv(time_s, classes, valid, duration_s: float) -> dict:
-    """Time-domain HRV over analysable NN intervals (milliseconds; pNN50 a share)."""
+    """Time-domain HRV over analysable, edited NN intervals (:func:`nn_intervals`; milliseconds, pNN50 a
+    share)."""
     out = dict.fromkeys(("sdnn_ms", "sdann_ms", "sdnn_index_ms", "rmssd_ms", "pnn50"))
     if len(time_s) < 3:
         return out
-    n = classes == "N"
-    nn = valid & n[:-1] & n[1:]
+    nn = nn_intervals(time_s, classes, valid)
     rr = np.diff(time_s) * 1000.0
     if nn.sum() >= 2:
         out["sdnn_ms"] = _num(np.std(rr[nn], ddof=1))
@@ -197,6 +228,25 @@ def hrv(time_s, classes, valid, duration_s: float) -> dict:
     if sds:
         out["sdnn_index_ms"] = _num(np.mean(sds))
     return out
+
+
+def missed_beat_ratio(x: np.ndarray, fs: float, a: float, b: float) -> float:
+    """Largest QRS-band (5–20 Hz) amplitude inside the interval ``(a + 0.25, b − 0.25)`` s over the median of
+    the flanking beats' (within 60 ms of ``a`` and ``b``); 0 when the signal does not cover it."""
+    from scipy.signal import butter, sosfiltfilt
+
+    i0, i1 = max(int((a - 1.0) * fs), 0), min(int((b + 1.0) * fs), len(x))
+    if i1 - i0 < int(fs):
+        return 0.0
+    sos = butter(2, [5.0, min(20.0, 0.45 * fs)], btype="band", fs=fs, output="sos")
+    y = np.abs(sosfiltfilt(sos, np.asarray(x[i0:i1], dtype=np.float64)))
+
+    def peak(lo_s, hi_s):
+        k0, k1 = max(int(lo_s * fs) - i0, 0), min(int(hi_s * fs) - i0, len(y))
+        return float(y[k0:k1].max()) if k1 > k0 else 0.0
+
+    r = np.median([peak(a - 0.06, a + 0.06), peak(b - 0.06, b + 0.06)])
+    return peak(a + 0.25, b - 0.25) / r if r > 0 else 0.0
 
 
 # ---------------------------------------------------------------- the summary
@@ -247,6 +297,12 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
 
     # pauses
     pause_idx = np.flatnonzero(valid & (rr >= PAUSE_S))
+    if signal is not None and len(pause_idx):
+        holds_beat = np.array([missed_beat_ratio(*signal(), t[i], t[i + 1]) >= PAUSE_QRS_RATIO for i in pause_idx])
+        if holds_beat.any():
+            notes.append(f"{int(holds_beat.sum())} RR intervals of 2 s or more hold a QRS-like wave (a missed beat): "
+                         "not counted as pauses")
+        pause_idx = pause_idx[~holds_beat]
     pauses = [{"start_s": _num(t[i], 3), "duration_s": _num(rr[i], 3)} for i in pause_idx]
 
     # AF
