@@ -8,6 +8,6 @@ and :func:`gross` (output against reference, per record and over records), :func
 (in :mod:`beatflow.holter.figure`, imports holoviews), ``python -m beatflow.holter results/208`` (the report
 page)."""
 
-from beatflow.holter.agreement import agreement, gross  # noqa: F401
+from beatflow.holter.agreement import agreement, gross, holter_evaluation  # noqa: F401
 from beatflow.holter.reference import reference_summary  # noqa: F401
 from beatflow.holter.summary import summarise, summary_from_beats, write_holter, write_json  # noqa: F401

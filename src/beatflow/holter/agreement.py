@@ -134,3 +134,12 @@ def gross(agreements: list[dict]) -> dict:
         vals = [abs(a["hrv"][key]["relative_error"]) for a in agreements if a["hrv"][key]["relative_error"] is not None]
         out["hrv_median_abs_relative_error"][key] = float(np.median(vals)) if vals else None
     return out
+
+
+def holter_evaluation(output: dict, atr_path) -> dict:
+    """What ``evaluation.json`` gains under ``holter`` with WFDB truth: ``{"reference": the summary from the
+    annotations, "agreement": agreement(output, reference)}``."""
+    from beatflow.holter.reference import reference_summary
+
+    reference = reference_summary(atr_path, record=output.get("record"))
+    return {"reference": reference, "agreement": agreement(output, reference)}
