@@ -44,7 +44,8 @@ MEMBER_CORR = 0.8  # a beat below this correlation with its family's median QRS 
 CONDUCTION_RUN = 30  # a differing family in runs of this many beats is the rhythm conducted otherwise (BBB)
 ESCAPE = 1.1  # a differing family this late (x the dominant's coupling) is of escape beats
 V_COUPLING = 0.9  # a differing family this early (x the dominant's coupling) is ventricular ...
-V_CORR = 0.6  # ... and, on time, one whose QRS correlates with the dominant one below this
+V_EARLY_SHARE = 0.5  # ... when this share of its members is premature (the rhythm ratio's early test) ...
+V_CORR = 0.6  # ... and, early or not, one whose QRS correlates with the dominant one below this
 RUN_SLACK = 1.1  # a beat continues a supraventricular run with an interval up to this x the previous one ...
 RUN_EARLY = 0.5  # ... while at least this far (of the threshold) early against the sinus interval
 CHUNK = 8192  # rows compared at a time
@@ -201,7 +202,7 @@ def run_lengths(family: np.ndarray) -> np.ndarray:
     return np.bincount(run)[run]
 
 
-def family_classes(fam: dict, coupling: np.ndarray) -> np.ndarray:
+def family_classes(fam: dict, coupling: np.ndarray, early: np.ndarray) -> np.ndarray:
     """Per family, ``V`` (ventricular) or ``N`` (supraventricular, or the same rhythm conducted differently),
     from ``same`` (its median QRS matches the dominant one's), its members' QRS correlation with the dominant
     beat, their ``coupling`` (interval before the beat over the local sinus RR, per row) and their runs. A
@@ -221,7 +222,9 @@ def family_classes(fam: dict, coupling: np.ndarray) -> np.ndarray:
             continue
         timing = np.nanmedian(coupling[rows]) / dominant_coupling
         conducted = np.median(runs[rows]) >= CONDUCTION_RUN or timing >= ESCAPE
-        if not conducted and (timing < V_COUPLING or np.median(fam["corr"][rows]) < V_CORR):
+        unlike = np.median(fam["corr"][rows]) < V_CORR
+        premature = timing < V_COUPLING and np.mean(early[rows] > 1) >= V_EARLY_SHARE
+        if not conducted and (unlike or premature):
             out[f] = "V"
     return out
 
@@ -254,11 +257,14 @@ def classify(peaks: np.ndarray, kept: np.ndarray, x, scale, peak_row: int, fs: f
     early = np.nan_to_num(parts.early, nan=0.0)
     coupling = np.exp(parts.log_rr - parts.reference)
     fam = families(x, scale, peak_row, fs, latent_z, typical)
-    named = family_classes(fam, coupling[kept])
+    named = family_classes(fam, coupling[kept], early[kept])
     f = fam["family"]
     differs = ~_matches(fam["corr"], fam["amplitude"], fam["width"])
     ventricular = np.zeros(n, bool)
-    ventricular[kept] = ((f < 0) & differs & (early[kept] > 1)) | ((f >= 0) & (named[np.maximum(f, 0)] == "V"))
+    dominant_coupling = np.nanmedian(coupling[kept][f == 0]) if (f == 0).any() else 1.0
+    not_late = coupling[kept] < ESCAPE * dominant_coupling
+    lone = (f < 0) & differs & ((early[kept] > 1) | ((fam["corr"] < V_CORR) & not_late))
+    ventricular[kept] = lone | ((f >= 0) & (named[np.maximum(f, 0)] == "V"))
     ectopic = supraventricular(parts.log_rr, parts.early, ventricular)
     cls[kept] = np.where(ventricular, "V", np.where(ectopic, "S", "N"))[kept]
     family[kept] = f
