@@ -269,7 +269,7 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
     notes: list[str] = []
     unknown = sorted(set(c.tolist()) - set(CLASSES))
     if unknown:
-        notes.append(f"beats of unknown class {unknown} counted as Q (not analysed)")
+        notes.append(f"beats of unknown class {unknown} counted as Q (unclassifiable)")
         c = np.where(np.isin(c, CLASSES), c, "Q")
     excluded = merge_intervals(excluded or [])
     valid = analysable(t, c, excluded)
