@@ -29,6 +29,11 @@ that beat's class (a perfect classifier), an unmatched one is N (the pessimistic
 classifier takes for a normal beat) — the summary's figures against the reference summary with beat detection
 as the only source of error; the P-wave check reads the first lead as ``signal.parquet`` would hold it.
 
+With ``--results DIR`` (a workflow run's ``results`` folder), also the summaries beatflow itself writes:
+:func:`beatflow.holter.summarise` on each record's ``scores.parquet`` (detected beats and beatflow's classes)
+and ``signal.parquet``, against the reference summary — end to end (the reference's ventricular
+flutter/fibrillation episodes left out of both, as EC57 does).
+
 Every variant runs with the P-wave check (the signal's MLII lead, read with wfdb) and without it.
 Only the first variant's full agreement is printed per record; the others' AF figures are in the JSON and the
 last table.
@@ -152,6 +157,28 @@ def detected_section(records: list[str], data: Path) -> dict:
     return {"records": per, "gross": gross(agrs)}
 
 
+def workflow_section(records: list[str], data: Path, results: Path) -> dict:
+    """Agreement of :func:`beatflow.holter.summarise` on a workflow run's outputs with the reference summary."""
+    from beatflow.holter import summarise
+
+    per, agrs = {}, []
+    for rec in records:
+        scores, signal = results / rec / "scores.parquet", results / rec / "signal.parquet"
+        if not (scores.exists() and signal.exists()):
+            continue
+        ref = read_reference(data / f"{rec}.atr")
+        t0 = time.perf_counter()
+        out = summarise(rec, scores, signal, excluded=ref["vf_s"])  # VF left out, as EC57 and the reference do
+        elapsed = time.perf_counter() - t0
+        reference = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
+                                       af_episodes=ref["af_s"])
+        agr = agreement(out, reference)
+        agrs.append(agr)
+        per[rec] = {"seconds": round(elapsed, 4), "beats": out["beats"], "reference_beats": reference["beats"],
+                    "af_episodes": out["af"]["episodes"], "notes": out["notes"], "agreement": agr}
+    return {"results": str(results), "records": per, "gross": gross(agrs) if agrs else None}
+
+
 def run(records: list[str], data: Path) -> dict:
     out = {"records": {}, "variants": {}}
     by_variant: dict[str, list] = {}
@@ -230,8 +257,18 @@ def table(result: dict) -> str:
                      f"{pct(af['se']):>6} {pct(af['ppv']):>6} {af['false_s_without_reference_af']:20.1f}")
     lines.append("")
     lines.append("From beatflow's detected beats (classes of the matched reference beats, unmatched N)")
-    lines.append(table_rows(result["detected"]["records"]))
-    g = result["detected"]["gross"]
+    lines += gross_lines(result["detected"])
+    if result.get("workflow") and result["workflow"]["gross"]:
+        lines.append("")
+        lines.append(f"End to end: beatflow's own summaries from {result['workflow']['results']} "
+                     "(its detected beats, its classes)")
+        lines += gross_lines(result["workflow"])
+    return "\n".join(lines)
+
+
+def gross_lines(section: dict) -> list[str]:
+    lines = [table_rows(section["records"])]
+    g = section["gross"]
     af, vr, vc = g["af"], g["ventricular"]["runs"], g["ventricular"]["couplets"]
     h = g["hrv_median_abs_relative_error"]
     lines.append(f"gross: max |HR error| {g['mean_bpm_error_max_abs']:.2f} bpm, minutes within 2 bpm "
@@ -241,17 +278,20 @@ def table(result: dict) -> str:
                  f"{pct(af['duration_se'])}/{pct(af['duration_ppv'])}, false AF in no-AF records "
                  f"{af['false_s_without_reference_af']:.1f} s, median |rel. error| SDNN {pct(h['sdnn_ms'])} % "
                  f"rMSSD {pct(h['rmssd_ms'])} %")
-    return "\n".join(lines)
+    return lines
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", type=Path, default=DEFAULT_DATA)
     p.add_argument("--records", help="comma-separated subset (default: every record in --data)")
+    p.add_argument("--results", type=Path, help="a workflow run's results folder: also evaluate its summaries")
     p.add_argument("--json", type=Path, help="output JSON (default benchmarks/results/holter-ds1-<date>.json)")
     args = p.parse_args(argv)
     records = args.records.split(",") if args.records else sorted(x.stem for x in args.data.glob("*.atr"))
     result = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "data": str(args.data), **run(records, args.data)}
+    if args.results:
+        result["workflow"] = workflow_section(records, args.data, args.results)
     print(table(result))
     if args.json or not args.records:
         path = args.json or ROOT / "benchmarks" / "results" / f"holter-ds1-{datetime.now(UTC):%Y%m%d}.json"

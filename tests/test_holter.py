@@ -310,12 +310,27 @@ def test_reference_summary_of_mitdb_201():
     lead = (rec.p_signal[:, 0], float(rec.fs))
     detected = summary_from_beats("201", ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
                                   signal=lambda: lead)
-    from beatflow.holter import holter_evaluation
-
-    ev = holter_evaluation(detected, MITDB / "201.atr")
-    assert ev["reference"] == s
-    a = ev["agreement"]
+    a = agreement(detected, s)
     assert a["af"]["duration_se"] > 0.88 and a["af"]["duration_ppv"] > 0.88  # measured 0.906 / 0.919
+
+
+@pytest.mark.skipif(not (MITDB / "201.atr").exists(), reason="../shared/mitdb is absent")
+def test_holter_evaluation_from_workflow_files(tmp_path):
+    import wfdb
+
+    from beatflow.holter import holter_evaluation
+    from beatflow.holter.reference import read_reference
+    from beatflow.io.tables import write_signal
+
+    ref = read_reference(MITDB / "201.atr")
+    rec = wfdb.rdrecord(str(MITDB / "201"))
+    pd.DataFrame({"beat": np.arange(len(ref["time_s"])), "time_s": ref["time_s"], "class": ref["classes"]}).to_parquet(
+        tmp_path / "scores.parquet")
+    write_signal({"MLII": rec.p_signal[:, 0].astype(np.float32)}, rec.fs, tmp_path / "signal.parquet", gpu=False)
+    ev = holter_evaluation("201", tmp_path / "scores.parquet", tmp_path / "signal.parquet", MITDB / "201.atr")
+    assert ev["reference"]["record"] == "201" and ev["agreement"]["ventricular"]["couplets"]["se"] is None
+    assert ev["agreement"]["heart_rate"]["mean_bpm_error"] == 0.0 and ev["agreement"]["pauses"]["se"] == 1.0
+    assert ev["agreement"]["af"]["duration_se"] > 0.88 and ev["agreement"]["af"]["duration_ppv"] > 0.88
     json.dumps(ev, allow_nan=False)
 
 

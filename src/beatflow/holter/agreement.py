@@ -136,10 +136,14 @@ def gross(agreements: list[dict]) -> dict:
     return out
 
 
-def holter_evaluation(output: dict, atr_path) -> dict:
+def holter_evaluation(record: str, scores_path, signal_path, atr_path) -> dict:
     """What ``evaluation.json`` gains under ``holter`` with WFDB truth: ``{"reference": the summary from the
-    annotations, "agreement": agreement(output, reference)}``."""
-    from beatflow.holter.reference import reference_summary
+    annotations, "agreement": agreement(output, reference)}``, the output summary recomputed with the
+    reference's ventricular flutter/fibrillation episodes left out (as EC57 leaves them out, and as the
+    reference summary does; ``holter.json`` itself knows nothing of the annotations)."""
+    from beatflow.holter.reference import read_reference, reference_summary
+    from beatflow.holter.summary import summarise
 
-    reference = reference_summary(atr_path, record=output.get("record"))
+    reference = reference_summary(atr_path, record=record)
+    output = summarise(record, scores_path, signal_path, excluded=read_reference(atr_path)["vf_s"])
     return {"reference": reference, "agreement": agreement(output, reference)}

@@ -406,11 +406,14 @@ def first_lead(signal_path):
     return load
 
 
-def summarise(record: str, scores_path, signal_path) -> dict:
+def summarise(record: str, scores_path, signal_path, excluded=()) -> dict:
     """The Holter summary of a record from the workflow's ``scores.parquet`` and ``signal.parquet`` (its first
-    lead is read only when an AF episode is to be checked for P waves)."""
+    lead is read only when an AF episode or a pause is to be checked). ``excluded``: ``[(start_s, end_s), …]``
+    not analysed — none in the workflow; the evaluation passes the reference's ventricular flutter/fibrillation
+    episodes, which EC57 leaves out and the reference summary does not analyse."""
     time_s, classes = read_beats(record, scores_path)
-    return summary_from_beats(record, time_s, classes, record_duration_s(signal_path), signal=first_lead(signal_path))
+    return summary_from_beats(record, time_s, classes, record_duration_s(signal_path), excluded=excluded,
+                              signal=first_lead(signal_path))
 
 
 def write_json(summary: dict, out_path) -> None:
