@@ -90,6 +90,9 @@ def test_runs_couplets_isolated():
     assert v["couplets_list"] == [{"start_s": pytest.approx(t[5]), "end_s": pytest.approx(t[6])}]
     assert (sv["isolated"], sv["couplets"], len(sv["runs"])) == (1, 0, 1) and sv["runs"][0]["beats"] == 3
     assert s["hourly"][0]["V"] == 7 and s["hourly"][0]["S"] == 4
+    # beats inside an excluded stretch (say ventricular flutter) make no run
+    s = summary_from_beats("r", t, c, 30.0, excluded=[(t[9] - 0.1, t[12] + 0.1)])
+    assert s["ventricular"]["runs"] == [] and s["beats"]["V"] == 7
 
 
 def test_bigeminy_and_trigeminy_time():

@@ -15,7 +15,8 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
 - The hourly table has one row per clock hour from the start, the last one partial when the record does not
   end on the hour.
 - Runs, couplets and isolated beats: maximal sequences of consecutive beats of one class (all beats, whatever
-  the interval's analysability), 1, 2, ≥ 3 beats. ``couplets_list`` (an addition to the contract) gives each
+  the interval's analysability, except those inside a given excluded stretch), 1, 2, ≥ 3 beats. ``beats``
+  counts every beat. ``couplets_list`` (an addition to the contract) gives each
   couplet's ``start_s`` / ``end_s``, for the evaluation's overlap matching.
 - Bigeminy (N-V)×k and trigeminy (N-N-V)×k, k ≥ 3: time from the first beat of the first cycle to the beat after
   the last cycle (to its last beat at the record's end).
@@ -316,10 +317,16 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
           "burden": _num(af_s / analysed_s, 4) if analysed_s > 0 else None}
 
     # ectopy
-    ventricular = class_runs(t, c, "V")
-    ventricular["bigeminy_s"] = _num(cycles_time(t, c, ("N", "V")), 1)
-    ventricular["trigeminy_s"] = _num(cycles_time(t, c, ("N", "N", "V")), 1)
-    supraventricular = class_runs(t, c, "S")
+    # beats inside a given excluded stretch (e.g. ventricular flutter) neither form nor break up runs there:
+    # they take a class of their own ("-") that no run, couplet or cycle matches
+    inside = np.zeros(len(t), dtype=bool)
+    for s0, e0 in excluded:
+        inside |= (t >= s0) & (t < e0)
+    ce = np.where(inside, "-", c)
+    ventricular = class_runs(t, ce, "V")
+    ventricular["bigeminy_s"] = _num(cycles_time(t, ce, ("N", "V")), 1)
+    ventricular["trigeminy_s"] = _num(cycles_time(t, ce, ("N", "N", "V")), 1)
+    supraventricular = class_runs(t, ce, "S")
 
     # hourly
     hourly = []
