@@ -133,9 +133,9 @@ def loss_terms(model: ConvVAE, x):
 def save_model(model: ConvVAE, hparams: dict, history: list[float], path) -> None:
     from beatflow.io.atomic import atomic_path
 
-    with atomic_path(path) as tmp:
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:  # a file object: the zip's folder is "archive", not tmp's name
         torch.save({"state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
-                    "hparams": hparams, "loss_per_epoch": history}, tmp)
+                    "hparams": hparams, "loss_per_epoch": history}, f)
 
 
 def load_model(path, device) -> tuple[ConvVAE, dict]:
