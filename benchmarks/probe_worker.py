@@ -13,7 +13,7 @@ import yaml
 
 from beatflow.backend import release_memory, select_backend
 from beatflow.job import Files, Job
-from beatflow.rules import warm_up
+from beatflow.worker.groups import GROUPS, warm_up
 from beatflow.stage import execute
 
 
@@ -31,7 +31,7 @@ def main():
     t0 = time.perf_counter()
     backend = select_backend("gpu", needs=("kvikio", "numba.cuda"))
     if mode == "warm":
-        warm_up("detect", config, backend)
+        warm_up(GROUPS["detect"].warm_up, config)
     times = {"mode": mode, "preload_s": round(time.perf_counter() - t0, 3)}
     jobs = [Job("segment", w, Files([signal], {"signal": signal}), Files([beats]), Files([str(out / "segment.log")]),
                 {"segment": config["segment"]}, config),

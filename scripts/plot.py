@@ -1,4 +1,4 @@
-"""Rule plot: beatflow.rules.plot, run by beatflow.worker.client.run_rule (in the warm worker when there is one)."""
-from beatflow.worker.client import run_rule
+"""Rule plot: beatflow.rules.plot, run by beatflow.stage.run_rule (in a warm worker of the run where there is one)."""
+from beatflow.stage import run_rule
 
 run_rule(snakemake)  # noqa: F821 (injected by Snakemake)

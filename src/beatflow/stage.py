@@ -13,12 +13,41 @@ from beatflow.job import Job
 
 log = logging.getLogger("beatflow")
 
+WORKER_SWITCH_ENV = "BEATFLOW_WORKER"  # "off": every job runs in its own process
+WORKER_RUN_ENV = "BEATFLOW_WORKER_RUN"  # set by the Snakefile when this run's jobs go to warm workers
 
-def setup_logging(log_path: str | None = None, echo: logging.Handler | None = None) -> None:
+
+def workers_wanted() -> bool:
+    """Whether the user lets jobs go to warm workers (Linux only: they listen on abstract sockets)."""
+    switch = os.environ.get(WORKER_SWITCH_ENV, "on").lower()
+    return sys.platform == "linux" and switch not in ("off", "0", "false", "no")
+
+
+def run_rule(smk) -> None:
+    """The body of every rule script: run the job (:func:`run_job`), exit 1 when it failed."""
+    if not run_job(Job.from_snakemake(smk)):
+        sys.exit(1)
+
+
+def run_job(job: Job) -> bool:
+    """Hand ``job`` to a warm worker of this run where there is one (:mod:`beatflow.worker.client`, imported
+    only then), else run it here; whether it succeeded."""
+    age_s = process_age_s()
+    ok, note = None, None
+    if os.environ.get(WORKER_RUN_ENV) and workers_wanted():
+        from beatflow.worker.client import submit
+
+        ok, note = submit(job, age_s)
+    if ok is None:
+        ok = execute(job, note=note)
+    return ok
+
+
+def setup_logging(log_path: str | None = None, echo: logging.Handler | None = None, append: bool = False) -> None:
     """Log to ``echo`` (stderr by default) and, when given, to the rule's ``log:`` file."""
     handlers: list[logging.Handler] = [echo or logging.StreamHandler(sys.stderr)]
     if log_path:
-        handlers.append(logging.FileHandler(log_path, mode="w"))
+        handlers.append(logging.FileHandler(log_path, mode="a" if append else "w"))
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers,
                         force=True)
     logging.captureWarnings(True)
@@ -36,13 +65,22 @@ def process_age_s() -> float:
 
 
 def execute(job: Job, echo: logging.Handler | None = None, client: tuple[int, float] | None = None,
-            where: str = "") -> bool:
+            where: str = "", note: str | None = None) -> bool:
     """Run ``job``'s stage here; False (after logging the message) when it raised a :class:`BeatflowError`.
-    ``client`` is the rule process's pid and age when the warm worker runs the job, ``where`` names the worker
-    (``benchmarks/run_workflow.py`` parses the start line)."""
+
+    Parameters
+    ----------
+    echo : where the log lines go besides the rule's log file (stderr by default).
+    client : the rule process's pid and age when a warm worker runs the job.
+    where : names the warm worker in the start line (``benchmarks/run_workflow.py`` parses it).
+    note : why the job runs here after a warm worker did not run it; logged first, after what the rule's
+        log already holds.
+    """
     from beatflow.rules import RULES
 
-    setup_logging(job.log[0] if len(job.log) else None, echo)
+    setup_logging(job.log[0] if len(job.log) else None, echo, append=note is not None)
+    if note:
+        log.warning("%s", note)
     pid, age = client or (os.getpid(), process_age_s())
     log.info("%s %s: start (pid %d, %.2f s after the process started%s)", job.rule, job.record, pid, age, where)
     t0 = time.perf_counter()

@@ -22,20 +22,24 @@ RECORD_NAME = "[A-Za-z0-9_.-]+"
 TORCH_THREADS = 16
 
 
-# The warm worker (beatflow.worker, docs/design.md): on a local run, each job hands its stage to a long-lived
+# Warm workers (beatflow.worker, docs/design.md): on a local run, each job hands its stage to a long-lived
 # process of this Snakemake run, so imports and the CUDA context are paid once per run, not once per job.
-# Cluster jobs (and BEATFLOW_WORKER=off) run each job in its own process.
-if workflow.local_exec and not workflow.remote_exec:
-    os.environ.update(BEATFLOW_WORKER_OWNER=str(os.getpid()))
-else:
-    os.environ.pop("BEATFLOW_WORKER_OWNER", None)
+# Cluster jobs, --sdm, --touch and BEATFLOW_WORKER=off run each job in its own process. The run's identity is
+# made in onstart, where Snakemake knows its executor; a job's own Snakemake process keeps its run's.
+from beatflow.stage import WORKER_RUN_ENV, workers_wanted
+
+if not workflow.subprocess_exec:
+    os.environ.pop(WORKER_RUN_ENV, None)
 
 
 onstart:
     # only when there are jobs to run: the workers load their libraries while the first job is scheduled
-    from beatflow.worker.client import start_workers
+    if workers_wanted():
+        from beatflow.worker.client import start_workers
+        from beatflow.worker.session import open_run
 
-    start_workers(config)
+        if open_run(workflow) is None:
+            start_workers(config)
 
 
 wildcard_constraints:

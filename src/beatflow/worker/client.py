@@ -1,123 +1,145 @@
-"""The rule script's side of the warm workers (:func:`run_rule`): hand the job to an idle worker of its rule's
-group in this Snakemake run (starting one where the group has none idle) and print its log lines; where there
-is no worker to use (not a local Snakemake run, ``BEATFLOW_WORKER=off``, not Linux, or the worker could not
-start or died), run the job in the script's own process."""
+"""The rule script's side of the warm workers (:func:`submit`): hand the job to an idle worker of its rule's
+group in this run (starting one where the group has none idle), after checking that the worker belongs to
+this user, and print its log lines; where no worker runs the job (none could start, one of another user
+listens on the address, or the worker died or fell silent), say why, so that the script runs the job itself
+and its log says so."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 
 from beatflow.job import Job
-from beatflow.rules import GROUP_OF, GROUPS
-from beatflow.stage import execute, process_age_s
-from beatflow.worker.protocol import (
-    MAX_WORKERS,
-    address,
-    log_path,
-    owner,
-    receive,
-    send,
-)
+from beatflow.worker.groups import GROUP_OF, GROUPS
+from beatflow.worker.protocol import EXIT_ABANDONED, MAX_WORKERS, PASSED_ENV, REQUEST_TIMEOUT_S, STALL_S, Channel, Run, peer
 
 START_TIMEOUT_S = 120.0
 THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")  # Snakemake's per-job caps; the worker sets its own
-
-
-def run_rule(smk) -> None:
-    """The body of every rule script: run the job in a warm worker if there is one, else here."""
-    job = Job.from_snakemake(smk)
-    ok = submit(job, process_age_s())
-    if ok is None:
-        ok = execute(job)
-    if not ok:
-        sys.exit(1)
+END_WAIT_S = 2.0  # for the worker's end to reach its log after its connection closed
 
 
 def start_workers(config: dict, but: str = "") -> None:
     """Start every group's first worker (Snakemake's ``onstart``: before the first job is scheduled), ``but``
     that group's."""
-    owner_pid = owner()
-    if owner_pid is not None:
+    run = Run.current()
+    if run is not None:
         for group in GROUPS:
             if group != but:
-                _spawn(owner_pid, group, 0, config)
+                _spawn(run, group, 0, config)
 
 
-def submit(job: Job, age_s: float) -> bool | None:
-    """Run ``job`` in a warm worker; ``age_s``: this process's age, for the job's start line."""
-    owner_pid = owner()
-    if owner_pid is None:
-        return None
+def submit(job: Job, age_s: float) -> tuple[bool | None, str | None]:
+    """Run ``job`` in a warm worker of this run: its outcome, or None and why the script must run it itself.
+    ``age_s``: this process's age, for the job's start line."""
+    run = Run.current()
+    if run is None:
+        return None, None
     group = GROUP_OF[job.rule]
     request = {"job": job.to_dict(), "pid": os.getpid(), "age": age_s,
-               "env": {k: v for k, v in os.environ.items() if k.startswith("BEATFLOW_")}}
+               "env": {k: v for k, v in os.environ.items() if k.startswith("BEATFLOW_") or k in PASSED_ENV}}
     for index in range(MAX_WORKERS):
-        conn = _connect(owner_pid, group, index)
-        if conn is None:
-            if index == 0:  # Snakemake did not start the workers (hooks off): start the other groups' too
-                start_workers(job.config, but=group)
-            conn = _start(owner_pid, group, index, job.config)
-        if conn is None:
-            print(f"no warm worker started (see {log_path(owner_pid, group, index)}); running the job here",
-                  file=sys.stderr)
-            return None
-        with conn:
-            send(conn, request)
-            stream = conn.makefile("rb")
-            reply = receive(stream)
+        try:
+            channel = _connect(run, group, index)
+            if channel is None:
+                if index == 0:  # Snakemake did not start the workers (hooks off): start the other groups' too
+                    start_workers(job.config, but=group)
+                channel = _start(run, group, index, job.config)
+        except PermissionError as exc:
+            return None, str(exc)
+        if channel is None:
+            return None, f"no warm worker started (see {run.log_path(group, index)}); running the job here"
+        with contextlib.closing(channel):
+            try:
+                channel.send(request)
+                reply = channel.receive(REQUEST_TIMEOUT_S)
+            except (OSError, ValueError):
+                reply = None
             if reply is None or reply.get("busy"):
                 continue
-            return _follow(stream, log_path(owner_pid, group, index))
-    return None
+            return _follow(channel, int(reply["accepted"]), run.log_path(group, index))
+    return None, f"all {MAX_WORKERS} warm workers of group {group} are busy; running the job here"
 
 
-def _follow(stream, worker_log) -> bool | None:
-    """Print the job's log lines until its outcome; None when the worker died first."""
-    while (message := receive(stream)) is not None:
-        if "ok" in message:
-            return bool(message["ok"])
-        print(message["log"], file=sys.stderr, flush=True)
-    print(f"the warm worker stopped during the job (see {worker_log}); running it here instead", file=sys.stderr,
-          flush=True)
-    return None
-
-
-def _connect(owner_pid: int, group: str, index: int) -> socket.socket | None:
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _follow(channel: Channel, worker_pid: int, worker_log) -> tuple[bool | None, str | None]:
+    """Print the job's log lines until its outcome; None and why when the worker died or fell silent first."""
     try:
-        conn.connect(address(owner_pid, group, index))
+        while (message := channel.receive(STALL_S)) is not None:
+            if "ok" in message:
+                return bool(message["ok"]), None
+            if "log" in message:
+                print(message["log"], file=sys.stderr, flush=True)
+    except (TimeoutError, ValueError) as exc:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker_pid, signal.SIGKILL)  # its uid is ours (checked); it must not finish the job too
+        what = f"sent nothing for {STALL_S:.0f} s" if isinstance(exc, TimeoutError) else f"sent garbage ({exc})"
+        return None, f"the warm worker {worker_pid} {what}: killed it (see {worker_log}); running the job here"
+    except OSError as exc:
+        return None, f"the connection to warm worker {worker_pid} failed ({exc}); running the job here"
+    end = _end_of(worker_pid, worker_log)
+    if end == f"exit status {EXIT_ABANDONED}":  # it saw this run's Snakemake go: the job must not run again
+        print(f"the warm worker {worker_pid} stopped the job: its Snakemake process is gone", file=sys.stderr)
+        return False, None
+    return None, f"the warm worker {worker_pid} stopped during the job: {end} (see {worker_log}); running the job here"
+
+
+def _end_of(worker_pid: int, worker_log) -> str:
+    """How the worker ended, as its keeping process wrote it into its log."""
+    deadline = time.monotonic() + END_WAIT_S
+    while True:
+        with contextlib.suppress(OSError):
+            for line in reversed(worker_log.read_text(errors="replace").splitlines()):
+                if line.startswith(f"worker {worker_pid} ended: "):
+                    return line.split(": ", 1)[1]
+        if time.monotonic() > deadline:
+            return "its end was not recorded"
+        time.sleep(0.05)
+
+
+def _connect(run: Run, group: str, index: int) -> Channel | None:
+    """A channel to ``group``'s worker ``index``; None when none listens. Raises PermissionError when the
+    listener is not a process of this user."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(REQUEST_TIMEOUT_S)
+    try:
+        conn.connect(run.address(group, index))
     except OSError:
         conn.close()
         return None
-    return conn
+    pid, uid = peer(conn)
+    if uid != os.getuid():
+        conn.close()
+        raise PermissionError(f"the address of warm worker {group} #{index} is held by pid {pid} of uid {uid}, "
+                              f"not this user ({os.getuid()}): no job goes to it; running the job here")
+    return Channel(conn)
 
 
-def _spawn(owner_pid: int, group: str, index: int, config: dict) -> subprocess.Popen:
+def _spawn(run: Run, group: str, index: int, config: dict) -> subprocess.Popen:
     """Start a worker process (it exits at once if that worker already runs)."""
-    path = log_path(owner_pid, group, index)
+    path = run.log_path(group, index)
     path.parent.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in THREAD_CAPS}
     with path.open("a") as out:
-        return subprocess.Popen([sys.executable, "-m", "beatflow.worker.server", str(owner_pid), group, str(index),
-                                 json.dumps(config)], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+        return subprocess.Popen([sys.executable, "-m", "beatflow.worker.server", group, str(index), json.dumps(config)],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
 
 
-def _start(owner_pid: int, group: str, index: int, config: dict) -> socket.socket | None:
+def _start(run: Run, group: str, index: int, config: dict) -> Channel | None:
     """Start ``group``'s worker ``index`` and connect to it (None if it does not come up)."""
-    proc = _spawn(owner_pid, group, index, config)
+    proc = _spawn(run, group, index, config)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
-        conn = _connect(owner_pid, group, index)
-        if conn is not None:
-            return conn
+        channel = _connect(run, group, index)
+        if channel is not None:
+            return channel
         if proc.poll() is not None:  # it exited: another client's worker took the place, or it failed
-            return _connect(owner_pid, group, index)
+            return _connect(run, group, index)
         time.sleep(0.02)
     return None

@@ -1,48 +1,82 @@
-"""What the warm worker and its clients share: where a worker listens, and the messages (JSON lines).
+"""What the warm workers and their clients share: which run they belong to, where a worker listens, who is at
+the other end of a socket, and the messages (JSON lines).
 
-A worker belongs to one Snakemake run: the Snakefile sets ``BEATFLOW_WORKER_OWNER`` to the pid of the
-Snakemake process (local execution only), and the worker exits when that process is gone. It listens on a
-Linux abstract Unix socket named after the user, the host, the working directory, the owner, its group of
-rules and its index in the group, so runs never share a worker and no socket file is left behind."""
+A run is one Snakemake process (``owner``, its pid) and an unguessable token, both set by the Snakefile in
+``BEATFLOW_WORKER_RUN`` (:func:`beatflow.worker.session.open_run`) and inherited by every local job. A worker
+listens on a Linux abstract Unix socket whose name holds the user, the token, its group of rules and its
+index in the group: another run, user or container never finds it, no socket file is left behind, and a name
+cannot be taken before the run exists. Both ends check the other's uid (``SO_PEERCRED``): abstract names are
+world-readable in ``/proc/net/unix``, so a name a worker gave up may be bound by anyone."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
-import sys
+import struct
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
-OWNER_ENV = "BEATFLOW_WORKER_OWNER"  # set by the Snakefile: the Snakemake process the workers serve
-SWITCH_ENV = "BEATFLOW_WORKER"  # "off": every job runs in its own process, as without a worker
+from beatflow.stage import WORKER_RUN_ENV
+
 MAX_WORKERS = 64  # in a group: at most this many (one per job of the group running at once)
+REQUEST_TIMEOUT_S = 10.0  # for a request, and for the worker's answer to it
+HEARTBEAT_S = 2.0  # a busy worker says it is alive this often
+PASSED_ENV = ("TMPDIR", "TMP", "TEMP")  # with BEATFLOW_*: the client's values hold in the worker during its job
+EXIT_ABANDONED = 75  # a worker's exit status when its job's client or Snakemake went away during the job
+STALL_S = 300.0  # a client gives a worker up after this long without a message (a stage holding the GIL)
 
 
-def owner() -> int | None:
-    """The Snakemake process whose jobs may use warm workers, or None (no worker: run the job in-process)."""
-    if sys.platform != "linux" or os.environ.get(SWITCH_ENV, "on").lower() in ("off", "0", "false", "no"):
-        return None
-    value = os.environ.get(OWNER_ENV, "")
-    return int(value) if value.isdigit() else None
+@dataclass(frozen=True)
+class Run:
+    """The Snakemake run whose jobs a worker serves."""
+
+    owner: int
+    token: str
+
+    @classmethod
+    def current(cls) -> Run | None:
+        """This process's run, from ``BEATFLOW_WORKER_RUN`` (``owner:token``); None when jobs run in-process."""
+        owner, _, token = os.environ.get(WORKER_RUN_ENV, "").partition(":")
+        return cls(int(owner), token) if owner.isdigit() and len(token) >= 32 else None
+
+    def environment(self) -> str:
+        return f"{self.owner}:{self.token}"
+
+    def address(self, group: str, index: int) -> str:
+        """The abstract socket name of ``group``'s worker ``index``."""
+        return f"\0beatflow-worker/{os.getuid()}/{self.token}/{group}/{index}"
+
+    def log_path(self, group: str, index: int) -> Path:
+        """The worker's own log (start-up, its end, crashes); each job logs to its rule's log file."""
+        return Path(".snakemake", "beatflow", f"worker-{self.owner}-{self.token[:8]}-{group}-{index}.log")
 
 
-def address(owner_pid: int, group: str, index: int) -> str:
-    """The abstract socket name of ``group``'s worker ``index`` for ``owner_pid`` in this working directory."""
-    run = hashlib.sha1(f"{socket.gethostname()}\0{Path.cwd().resolve()}\0{owner_pid}".encode()).hexdigest()[:16]
-    return f"\0beatflow-worker/{os.getuid()}/{run}/{group}/{index}"
+def peer(conn: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of a Unix socket."""
+    pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return pid, uid
 
 
-def log_path(owner_pid: int, group: str, index: int) -> Path:
-    """The worker's own log (start-up, crashes); each job still logs to its rule's log file."""
-    return Path(".snakemake", "beatflow", f"worker-{owner_pid}-{group}-{index}.log")
+class Channel:
+    """JSON-line messages over a connected socket; sends may come from several threads."""
 
+    def __init__(self, conn: socket.socket):
+        self.conn = conn
+        self.stream = conn.makefile("rb")
+        self._sending = threading.Lock()
 
-def send(conn: socket.socket, message: dict) -> None:
-    conn.sendall(json.dumps(message).encode() + b"\n")
+    def send(self, message: dict) -> None:
+        with self._sending:
+            self.conn.sendall(json.dumps(message).encode() + b"\n")
 
+    def receive(self, timeout_s: float) -> dict | None:
+        """The next message; None at end of stream. Raises ``TimeoutError`` after ``timeout_s`` without one."""
+        self.conn.settimeout(timeout_s)
+        line = self.stream.readline()
+        return json.loads(line) if line else None
 
-def receive(stream) -> dict | None:
-    """The next message from a ``conn.makefile("rb")`` stream; None at end of stream."""
-    line = stream.readline()
-    return json.loads(line) if line else None
+    def close(self) -> None:
+        self.stream.close()
+        self.conn.close()

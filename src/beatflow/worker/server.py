@@ -1,36 +1,44 @@
-"""The warm worker: ``python -m beatflow.worker.server OWNER GROUP INDEX CONFIG_JSON``, started with the run's
-config by Snakemake's ``onstart`` (every group's first worker) or by a rule's script
-(:mod:`beatflow.worker.client`) that finds its group's workers busy.
+"""The warm worker: ``python -m beatflow.worker.server GROUP INDEX CONFIG_JSON``, of the run named by
+``BEATFLOW_WORKER_RUN``, started with the run's config by Snakemake's ``onstart`` (every group's first worker)
+or by a rule's script (:mod:`beatflow.worker.client`) that finds its group's workers busy.
 
-It serves one group of rules (:data:`beatflow.rules.GROUPS`). A group's first worker loads the group's
-libraries and warms its GPU kernels up before any job (:func:`beatflow.rules.preload`), so each group gets
-ready in its own process while the others work. It runs one job at a time (a client that finds it busy tries
-the group's next worker) with the same code a rule's own process would run (:func:`beatflow.stage.execute`),
-streaming the job's log lines back to the client. Between jobs it gives the device memory pools back. It
-exits when its Snakemake process is gone, after ``IDLE_EXIT_S`` without a job, or after an unexpected error
-(a CUDA fault can poison the process); a job whose client is gone when it ends has its outputs removed, so a
-cancelled job leaves no artifact."""
+The process binds its socket, then forks: the child is the worker, the parent only waits for it and writes
+how it ended (exit status or signal) into the worker's log, where a client whose job it was reads it.
+
+The worker serves one group of rules (:data:`beatflow.worker.groups.GROUPS`), loading the group's libraries
+before its first job (:func:`beatflow.worker.groups.preload`). It runs one job at a time (a client that finds
+it busy tries the group's next worker) with the code a rule's own process runs
+(:func:`beatflow.stage.execute`), in the client's ``BEATFLOW_*`` and temporary-directory environment, with
+BLAS, OpenMP and torch threads capped at the rule's ``threads``, streaming the log lines back. While a job
+runs, a watch thread sends the client a heartbeat and watches the client's connection and the Snakemake
+process: when either goes, the worker removes the job's temporary files and exits at once, so a cancelled or
+hung job never renames an artifact into place after its run is gone. It never removes a final output.
+Between jobs it gives the device memory pools back. It exits when its Snakemake process is gone, after
+``IDLE_EXIT_S`` without a job, after an unexpected error (a CUDA fault can poison the process), or after its
+group's ``max_jobs`` or above its ``max_rss_mb``."""
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import json
 import logging
 import os
 import queue
+import resource
+import select
+import signal
 import socket
-import struct
 import sys
 import threading
 import time
-from pathlib import Path
 
 from beatflow.job import Job
-from beatflow.rules import preload
-from beatflow.worker.protocol import address, receive, send
+from beatflow.worker.groups import GROUPS, preload
+from beatflow.worker.protocol import EXIT_ABANDONED, HEARTBEAT_S, PASSED_ENV, REQUEST_TIMEOUT_S, STALL_S, Channel, Run, peer
 
 IDLE_EXIT_S = 600.0
 POLL_S = 0.5
-REQUEST_TIMEOUT_S = 10.0
 
 log = logging.getLogger("beatflow")
 
@@ -38,149 +46,251 @@ log = logging.getLogger("beatflow")
 class ClientLog(logging.Handler):
     """Sends each log line of the job to its client, which prints it where Snakemake shows the job's stderr."""
 
-    def __init__(self, conn: socket.socket):
+    def __init__(self, channel: Channel):
         super().__init__()
-        self.conn, self.gone = conn, False
+        self.channel, self.gone = channel, False
         self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
 
     def emit(self, record: logging.LogRecord) -> None:
         if not self.gone:
             try:
-                send(self.conn, {"log": self.format(record)})
+                self.channel.send({"log": self.format(record)})
             except OSError:
                 self.gone = True
+
+
+class Watch(threading.Thread):
+    """During one job: a heartbeat to the client, and the job's end the moment its client or Snakemake goes."""
+
+    def __init__(self, channel: Channel, owner_fd: int, job: Job):
+        super().__init__(daemon=True)
+        self.channel, self.owner_fd, self.job = channel, owner_fd, job
+        self.wake_read, self.wake_write = os.pipe()
+
+    def run(self) -> None:
+        poller = select.poll()
+        client = self.channel.conn.fileno()
+        poller.register(client, select.POLLIN | select.POLLRDHUP)  # the client sends nothing more: EOF, hang-up
+        poller.register(self.owner_fd, select.POLLIN)  # a pidfd is readable once its process has exited
+        poller.register(self.wake_read, select.POLLIN)
+        while True:
+            events = dict(poller.poll(HEARTBEAT_S * 1000))
+            if self.wake_read in events:
+                return
+            if self.owner_fd in events:
+                abandon(self.job, "its Snakemake process is gone")
+            if client in events:
+                abandon(self.job, "its client is gone (Snakemake cancelled the job)")
+            try:
+                self.channel.send({"alive": True})
+            except OSError:
+                abandon(self.job, "its client is gone (Snakemake cancelled the job)")
+
+    def stop(self) -> None:
+        os.write(self.wake_write, b"\0")
+        self.join()
+        os.close(self.wake_read)
+        os.close(self.wake_write)
+
+
+def abandon(job: Job, reason: str) -> None:
+    """Remove the job's temporary files, block any later rename into place, and exit at once."""
+    from beatflow.io.atomic import abandon_pending
+
+    removed = abandon_pending()
+    os.write(2, f"{job.rule} {job.record}: {reason}: job stopped, {len(removed)} temporary file(s) removed; "
+                f"worker {os.getpid()} exits\n".encode())
+    os._exit(EXIT_ABANDONED)
 
 
 class Worker:
     """Queues one client's job at a time for the main thread, which runs it."""
 
-    def __init__(self, owner: int):
-        self.owner = owner
+    def __init__(self, run: Run, group: str, listener: socket.socket):
+        self.group, self.listener = GROUPS[group], listener
+        self.owner_fd = os.pidfd_open(run.owner)  # ProcessLookupError when Snakemake is already gone
         self.requests: queue.Queue = queue.Queue()
         self.busy = threading.Lock()
         self.jobs_done = 0
 
-    def listen(self, listener: socket.socket) -> None:
-        """Accept clients (a thread): queue a request when idle, else answer busy."""
+    def listen(self) -> None:
+        """Accept clients of this user (a thread): queue a request when idle, else answer busy."""
         while True:
-            conn, _ = listener.accept()
-            if _peer_uid(conn) != os.getuid():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:  # the listener was closed: the worker retires
+                return
+            if peer(conn)[1] != os.getuid():
                 conn.close()
                 continue
-            conn.settimeout(REQUEST_TIMEOUT_S)  # a client that connects and says nothing must not block the rest
-            try:
-                request = receive(conn.makefile("rb"))
+            channel = Channel(conn)
+            try:  # a client that connects and says nothing must not block the rest
+                request = channel.receive(REQUEST_TIMEOUT_S)
             except (OSError, ValueError):
                 request = None
-            conn.settimeout(None)
             if request is None or not self.busy.acquire(blocking=False):
-                if request is not None:
-                    send(conn, {"busy": True})
-                conn.close()
+                with contextlib.suppress(OSError):
+                    if request is not None:
+                        channel.send({"busy": True})
+                channel.close()
                 continue
-            send(conn, {"accepted": os.getpid()})
-            self.requests.put((conn, request))
+            conn.settimeout(STALL_S)  # sends: a client that stops reading is given up
+            channel.send({"accepted": os.getpid()})
+            self.requests.put((channel, request))
+
+    def owner_gone(self) -> bool:
+        return bool(select.select([self.owner_fd], [], [], 0)[0])
 
     def serve(self) -> None:
-        """Run queued jobs in this (the main) thread until the owner is gone, idle too long, or a fault."""
+        """Run queued jobs in this (the main) thread until the owner is gone, idle too long, retired or a fault."""
         idle_since = time.monotonic()
         while True:
             try:
-                conn, request = self.requests.get(timeout=POLL_S)
+                channel, request = self.requests.get(timeout=POLL_S)
             except queue.Empty:
-                if not _alive(self.owner):
-                    print(f"Snakemake process {self.owner} is gone: exiting", file=sys.stderr)
+                if self.owner_gone():
+                    print("its Snakemake process is gone: exiting", file=sys.stderr)
                     return
                 if time.monotonic() - idle_since > IDLE_EXIT_S:
                     print(f"no job for {IDLE_EXIT_S:.0f} s: exiting", file=sys.stderr)
                     return
                 continue
-            with conn:
-                healthy = self.run(conn, request)
-            idle_since = time.monotonic()
-            if not healthy:
+            if not self.run(channel, request):
                 return
+            idle_since = time.monotonic()
 
-    def run(self, conn: socket.socket, request: dict) -> bool:
-        """Run one job and reply; False when it failed unexpectedly (the worker then retires)."""
+    def run(self, channel: Channel, request: dict) -> bool:
+        """Run one job and reply; False when the worker retires after it."""
+        job = Job.from_dict(request["job"])
+        watch = Watch(channel, self.owner_fd, job)
+        watch.start()
         try:
-            job, ok, healthy = self.execute(conn, request)
+            ok, healthy = self.execute(channel, request, job)
         finally:
-            self.busy.release()  # before the reply: the client's next job may come at once
+            watch.stop()
+        retire = self.retirement(healthy)
+        if retire:
+            print(f"retiring after {job.rule} {job.record}: {retire}", file=sys.stderr, flush=True)
+            self.listener.shutdown(socket.SHUT_RDWR)  # new clients go to a fresh worker
+            self.listener.close()
+        self.busy.release()  # before the reply: the client's next job may come at once
         try:
-            send(conn, {"ok": ok})
-        except OSError:  # the client is gone: Snakemake cancelled the job
-            for path in job.output:
-                Path(path).unlink(missing_ok=True)
-            print(f"{job.rule} {job.record}: client gone; outputs removed", file=sys.stderr)
-        return healthy
+            channel.send({"ok": ok})
+        except OSError:  # its outputs, complete or not, are Snakemake's to judge
+            print(f"{job.rule} {job.record}: the client left before the outcome", file=sys.stderr)
+        channel.close()
+        return not retire
 
-    def execute(self, conn: socket.socket, request: dict) -> tuple[Job, bool, bool]:
-        """The job, whether it succeeded, and whether the worker is still sound."""
+    def retirement(self, healthy: bool) -> str:
+        """Why the worker retires now, or "" when it serves on."""
+        rss_mb = resident_mb()
+        if not healthy:
+            return "an unexpected error"
+        if self.jobs_done >= self.group.max_jobs:
+            return f"{self.jobs_done} jobs"
+        if rss_mb > self.group.max_rss_mb:
+            return f"resident memory {rss_mb:.0f} MB above {self.group.max_rss_mb} MB"
+        return ""
+
+    def execute(self, channel: Channel, request: dict, job: Job) -> tuple[bool, bool]:
+        """Whether the job succeeded, and whether the worker is still sound."""
         from beatflow.backend import release_memory
         from beatflow.stage import execute
 
-        job = Job.from_dict(request["job"])
         _use_environment(request["env"])
-        _use_threads(job.threads)
         self.jobs_done += 1
         healthy = True
+        cpu0 = _cpu_s()
         try:
-            ok = execute(job, ClientLog(conn), client=(request["pid"], request["age"]),
-                         where=f"; warm worker {os.getpid()}, its job {self.jobs_done}")
+            with _thread_limit(job.threads):
+                ok = execute(job, ClientLog(channel), client=(request["pid"], request["age"]),
+                             where=f"; warm worker {os.getpid()}, its job {self.jobs_done}")
+            log.info("%s %s: the warm worker used %.2f s of CPU, resident memory %.0f MB (the rule's benchmark "
+                     "file measures its script, which handed the job over)", job.rule, job.record,
+                     _cpu_s() - cpu0, resident_mb())
         except Exception:
             log.exception("%s %s failed in the warm worker", job.rule, job.record)
             ok = healthy = False
         finally:
             logging.basicConfig(handlers=[logging.StreamHandler(sys.stderr)], force=True)
             release_memory()
-        return job, ok, healthy
+        return ok, healthy
 
 
-def _peer_uid(conn: socket.socket) -> int:
-    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return uid
+def resident_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _use_environment(env: dict[str, str]) -> None:
-    """The client's ``BEATFLOW_*`` variables (``BEATFLOW_DEVICE`` overrides the config's device)."""
-    for name in [n for n in os.environ if n.startswith("BEATFLOW_") and n not in env]:
+    """The client's ``BEATFLOW_*`` variables (``BEATFLOW_DEVICE`` overrides the config's device) and temporary
+    directory."""
+    import tempfile
+
+    for name in [n for n in os.environ if (n.startswith("BEATFLOW_") or n in PASSED_ENV) and n not in env]:
         del os.environ[name]
     os.environ.update(env)
+    tempfile.tempdir = None  # tempfile reads TMPDIR again
 
 
-def _use_threads(threads: int) -> None:
-    """torch's CPU threads as the rule's ``threads:`` (a fresh process reads them from OMP_NUM_THREADS)."""
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(max(1, threads))
+@contextlib.contextmanager
+def _thread_limit(threads: int):
+    """BLAS, OpenMP and torch threads as the rule's ``threads:`` (Snakemake caps a job's process through
+    OMP_NUM_THREADS and the like, which a running process no longer reads)."""
+    from threadpoolctl import threadpool_limits
+
+    threads = max(1, threads)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
+    with threadpool_limits(limits=threads):
+        yield
+
+
+def keep(worker_pid: int) -> None:
+    """Wait for the worker and write how it ended into the worker's log (the parent process's only job)."""
+    _, status = os.waitpid(worker_pid, 0)
+    if os.WIFSIGNALED(status):
+        how = f"killed by signal {os.WTERMSIG(status)} ({signal.Signals(os.WTERMSIG(status)).name})"
+    else:
+        how = f"exit status {os.WEXITSTATUS(status)}"
+    print(f"worker {worker_pid} ended: {how}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
-    owner, group, index, config = argv or sys.argv[1:]
-    config = json.loads(config)
+    group, index, config = argv or sys.argv[1:]
+    run = Run.current()
+    if run is None:
+        sys.exit("beatflow.worker.server: BEATFLOW_WORKER_RUN names no run")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        listener.bind(address(int(owner), group, int(index)))
-    except OSError:  # another client started this worker first
+        listener.bind(run.address(group, int(index)))
+    except OSError as exc:
+        print(f"group {group} #{index}: its address is taken ({exc}): another worker of the run holds it",
+              file=sys.stderr, flush=True)
         return
     listener.listen(16)
-    worker = Worker(int(owner))
-    threading.Thread(target=worker.listen, args=(listener,), daemon=True).start()  # jobs queue while it loads
+    sys.stderr.flush()
+    worker_pid = os.fork()
+    if worker_pid:
+        listener.close()
+        keep(worker_pid)
+        return
+    faulthandler.enable()
+    try:
+        worker = Worker(run, group, listener)
+    except ProcessLookupError:
+        print(f"Snakemake process {run.owner} is gone: exiting", file=sys.stderr)
+        return
+    threading.Thread(target=worker.listen, daemon=True).start()  # jobs queue while it loads
     t0 = time.perf_counter()
-    backend = "not preloaded"
-    if index == "0":  # started ahead of its jobs; a later one has a job waiting, which imports what it needs
-        backend = preload(group, config)
-    print(f"warm worker pid {os.getpid()} for Snakemake {owner}: group {group} #{index}, backend {backend}, "
+    backend = preload(group, json.loads(config), warm=index == "0")  # the first is started ahead of its jobs
+    print(f"warm worker pid {os.getpid()} for Snakemake {run.owner}: group {group} #{index}, backend {backend}, "
           f"ready in {time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
     worker.serve()
 

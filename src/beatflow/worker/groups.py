@@ -1,0 +1,104 @@
+"""The warm workers' groups: rules whose stages share libraries run in the same group's workers. Each worker
+imports its group's libraries before its first job; a group's first worker, started when Snakemake starts,
+also chooses the memory manager and, on the GPU, runs the group's rules once on a small synthetic record
+(:func:`warm_up`), each group in its own process while the others work."""
+
+from __future__ import annotations
+
+import importlib
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from beatflow.job import Files, Job
+
+
+@dataclass(frozen=True)
+class Group:
+    rules: tuple[str, ...]
+    modules: tuple[str, ...]  # imported by every worker of the group before its first job
+    gpu_libraries: tuple[str, ...] = ()  # what the group's stages ask select_backend for
+    warm_up: tuple[str, ...] = ()  # rules run once on the GPU by the group's first worker
+    max_jobs: int = 200  # a worker retires after this many jobs
+    max_rss_mb: int = 8192  # or when its resident memory exceeds this after a job
+
+
+GROUPS = {
+    "ingest": Group(("demo_record", "ingest"), ("beatflow.io.ingest", "beatflow.synth"), ("cudf",)),
+    "detect": Group(("segment", "embed"), ("beatflow.detect.segment", "beatflow.embed.rows"),
+                    ("kvikio", "numba.cuda"), warm_up=("segment", "embed")),
+    "learn": Group(("train", "score", "evaluate"),  # evaluate: right after score, and never in plot's way
+                   ("torch", "beatflow.learn.train", "beatflow.score.scores", "beatflow.evaluate"),
+                   ("kvikio", "torch"), warm_up=("train",)),
+    # bokeh Documents and matplotlib state grow with every figure (259 → 521 MB over 25 plot jobs)
+    "report": Group(("plot", "cohort"), ("beatflow.report.plots", "beatflow.report.cohort"),
+                    max_jobs=12, max_rss_mb=1024),
+}
+GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
+
+
+def preload(name: str, config: dict, warm: bool) -> str:
+    """Import what group ``name``'s stages use; with ``warm``, choose the process's memory manager as those
+    stages would and, on the GPU, warm the group's rules up. Returns the backend's name."""
+    from beatflow.backend import select_backend
+    from beatflow.errors import BackendError
+
+    group = GROUPS[name]
+    for module in ("numpy", *group.modules):  # numpy first: its BLAS is loaded before any thread limit is set
+        importlib.import_module(module)
+    if name == "report":
+        from beatflow.report.plots import load_holoviews
+
+        load_holoviews()
+        return "cpu"
+    if not warm:
+        return "not chosen yet"
+    try:
+        backend = select_backend(config.get("device", "auto"), needs=group.gpu_libraries)
+    except BackendError:
+        return "none"  # the job's own select_backend says why
+    if backend.gpu:
+        warm_up(group.warm_up, config)
+    return backend.name
+
+
+WARM_UP_CHAIN = ("demo_record", "ingest", "segment", "embed", "train")  # each rule's inputs: the ones before
+
+
+def warm_up(rules: tuple[str, ...], config: dict) -> None:
+    """Run ``rules`` once on a 2-minute synthetic record with the run's config, so that their first real job
+    finds the kernels compiled, loaded and their libraries' handles made (CuPy's and Numba's caches are on
+    disk, but a cold segment job pays seconds more: docs/experiments.md §5.10). The rules before them in
+    :data:`WARM_UP_CHAIN` make their inputs on the CPU; train runs one epoch."""
+    from beatflow.rules import RULES
+
+    if not rules:
+        return
+    last = max(WARM_UP_CHAIN.index(rule) for rule in rules)
+    with tempfile.TemporaryDirectory() as tmp:
+        for job in warm_up_jobs(Path(tmp), config)[: last + 1]:
+            if job.rule not in rules:
+                job = replace(job, config={**job.config, "device": "cpu"})
+            RULES[job.rule](job)
+
+
+def warm_up_jobs(d: Path, config: dict) -> list[Job]:
+    """The jobs of :data:`WARM_UP_CHAIN` on a synthetic record in ``d``, as workflow/rules/*.smk define them."""
+    f = {name.split(".")[0]: str(d / name) for name in ("csv.csv", "truth.csv", "signal.parquet", "beats.parquet",
+                                                         "embedding.npy", "model.pt")}
+    train = {**config["train"], "epochs": 1}
+
+    def job(rule, inputs, outputs, params, rule_config=config):
+        return Job(rule, {"record": "warm-up"}, Files(list(inputs.values()), inputs),
+                   Files(list(outputs.values()), outputs), Files(), params, rule_config)
+
+    return [
+        job("demo_record", {}, {"csv": f["csv"], "truth": f["truth"]}, {"hours": 2 / 60, "fs": 250.0, "seed": 0}),
+        job("ingest", {}, {"signal": f["signal"]},
+            {"path": f["csv"], "fs": None, "leads": None, "ingest": config["ingest"]}),
+        job("segment", {"signal": f["signal"]}, {"beats": f["beats"]}, {"segment": config["segment"]}),
+        job("embed", {"signal": f["signal"], "beats": f["beats"]}, {"embedding": f["embedding"]},
+            {"embed": config["embed"]}),
+        job("train", {"signal": f["signal"], "embedding": f["embedding"], "beats": f["beats"]},
+            {"model": f["model"]}, {"train": train}, {**config, "train": train}),
+    ]
