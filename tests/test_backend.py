@@ -53,7 +53,7 @@ def test_a_rule_script_hands_its_job_over_without_importing_numerics():
     """The rule script's side of the warm workers stays light: the worker has the libraries."""
     import subprocess
 
-    code = ("import sys, beatflow.worker.client; "
+    code = ("import sys, beatflow.stage, beatflow.worker.client; "
             "print(sorted(m for m in ('numpy','pandas','pyarrow','numba','torch','cupy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -1,23 +1,29 @@
 """The warm worker (beatflow.worker): jobs it runs give the same files as jobs run in their own process, a
-failing job reports its error and leaves nothing, busy workers are not shared, and workers end with their
-Snakemake process."""
+failing job reports its error and leaves nothing, busy workers are not shared; and the faults: a cancelled or
+orphaned job stops at once and touches no later run's files, a worker's death is in the rule's log, a listener
+of another user gets no job, workers stay off where Snakemake deploys the jobs' software, and report workers
+stay bounded."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import secrets
+import signal
 import subprocess
 import sys
 import threading
 import time
 
 import pytest
+import yaml
 
 from beatflow.job import Files, Job
 from beatflow.stage import execute
 from beatflow.worker import client
-from beatflow.worker.protocol import address, receive, send
+from beatflow.worker.protocol import Channel, Run
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm workers listen on Linux abstract sockets")
 
@@ -53,7 +59,7 @@ def owner(tmp_path, monkeypatch):
     """A stand-in for the Snakemake process: the workers of the test serve it and end when it ends."""
     proc = subprocess.Popen(["sleep", "600"])
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("BEATFLOW_WORKER_OWNER", str(proc.pid))
+    monkeypatch.setenv("BEATFLOW_WORKER_RUN", Run(proc.pid, secrets.token_hex(16)).environment())
     monkeypatch.delenv("BEATFLOW_WORKER", raising=False)
     yield proc
     proc.kill()
@@ -83,7 +89,7 @@ def test_job_travels_as_json_with_its_named_files():
 
 
 def test_a_job_in_the_worker_writes_what_it_writes_in_its_own_process(owner, tmp_path, capfd):
-    assert client.submit(demo_job(tmp_path / "warm"), 0.1) is True
+    assert client.submit(demo_job(tmp_path / "warm"), 0.1) == (True, None)
     assert execute(demo_job(tmp_path / "cold")) is True
     for suffix in (".csv", "_truth.csv"):
         assert (tmp_path / f"warm{suffix}").read_bytes() == (tmp_path / f"cold{suffix}").read_bytes()
@@ -91,24 +97,24 @@ def test_a_job_in_the_worker_writes_what_it_writes_in_its_own_process(owner, tmp
     assert re.search(r"demo_record : start \(pid \d+, [\d.]+ s after the process started; warm worker \d+", log)
     assert "demo_record : done in" in log
     assert "demo_record : done in" in capfd.readouterr().err  # the job's log lines reach the rule's stderr
-    assert client.submit(demo_job(tmp_path / "again"), 0.1) is True
+    assert client.submit(demo_job(tmp_path / "again"), 0.1) == (True, None)
     assert len(worker_pids(tmp_path / "warm.log", tmp_path / "again.log")) == 1  # the same warm process
 
 
 def test_a_failing_job_reports_its_error_and_leaves_no_artifact(owner, tmp_path):
     missing = tmp_path / "absent.csv"
-    assert client.submit(ingest_job(missing, tmp_path / "signal"), 0.1) is False
+    assert client.submit(ingest_job(missing, tmp_path / "signal"), 0.1) == (False, None)
     assert not (tmp_path / "signal.parquet").exists()
     log = (tmp_path / "signal.log").read_text()
     assert "ingest failed: record 'r1'" in log and "absent.csv" in log
-    assert client.submit(demo_job(tmp_path / "next"), 0.1) is True  # the worker serves on after a user error
+    assert client.submit(demo_job(tmp_path / "next"), 0.1) == (True, None)  # the worker serves on after a user error
 
 
 def test_a_busy_worker_is_not_shared_and_workers_end_with_their_snakemake(owner, tmp_path):
     outcomes = {}
 
     def submit(i):
-        outcomes[i] = client.submit(demo_job(tmp_path / f"j{i}", seconds=600), 0.1)
+        outcomes[i] = client.submit(demo_job(tmp_path / f"j{i}", seconds=600), 0.1)[0]
 
     jobs = [threading.Thread(target=submit, args=(i,)) for i in range(2)]
     for job in jobs:
@@ -126,32 +132,235 @@ def test_a_busy_worker_is_not_shared_and_workers_end_with_their_snakemake(owner,
     assert not any(alive(pid) for pid in pids)
 
 
-def test_a_job_whose_client_is_gone_leaves_no_artifact(owner, tmp_path):
-    assert client.submit(demo_job(tmp_path / "warmup"), 0.1) is True  # the ingest group's worker is up
-    conn = client._connect(owner.pid, "ingest", 0)
-    job = demo_job(tmp_path / "cancelled", seconds=900)
-    send(conn, {"job": job.to_dict(), "pid": os.getpid(), "age": 0.0, "env": {}})
-    assert "accepted" in receive(conn.makefile("rb"))
-    conn.close()  # as when Snakemake kills a cancelled job's script
-    worker_log = tmp_path / ".snakemake" / "beatflow" / f"worker-{owner.pid}-ingest-0.log"
-    deadline = time.monotonic() + 60
-    while "client gone; outputs removed" not in worker_log.read_text() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert (tmp_path / "cancelled.log").exists() and not (tmp_path / "cancelled.csv").exists() and not (tmp_path / "cancelled_truth.csv").exists()
+def hung_job(tmp_path, name="hung"):
+    """An ingest job whose record is a FIFO no one writes: its stage blocks in open(), as on a hung mount."""
+    fifo = tmp_path / f"{name}.csv"
+    os.mkfifo(fifo)
+    return ingest_job(fifo, tmp_path / name), fifo
 
 
-def test_workers_are_private_to_their_run_and_user(tmp_path, monkeypatch):
-    here = address(123, "ingest", 0)
-    assert here.startswith("\0") and str(os.getuid()) in here
-    assert address(124, "ingest", 0) != here and address(123, "learn", 0) != here
+def rule_script(job) -> subprocess.Popen:
+    """A rule's script running ``job`` (beatflow.stage.run_job) in its own process, as Snakemake starts it."""
+    code = ("import json, sys; from beatflow.job import Job; from beatflow.stage import run_job; "
+            "sys.exit(0 if run_job(Job.from_dict(json.loads(sys.argv[1]))) else 1)")
+    return subprocess.Popen([sys.executable, "-c", code, json.dumps(job.to_dict())], stderr=subprocess.PIPE,
+                            text=True)
+
+
+def worker_of(job, timeout_s=60.0) -> int:
+    """The pid of the warm worker that started ``job`` (from the start line in the rule's log)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(FileNotFoundError):
+            if pids := worker_pids(job.log[0]):
+                return pids.pop()
+        time.sleep(0.05)
+    raise AssertionError(f"no warm worker started {job.rule}")
+
+
+def gone_within(pid, seconds) -> bool:
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+def test_a_cancelled_job_stops_its_worker_at_once(owner, tmp_path):
+    """Ctrl-C reaches the rule's script (Snakemake's process group), not the worker: the worker sees its client
+    go and ends the job and itself, even with the stage blocked."""
+    job, _ = hung_job(tmp_path)
+    script = rule_script(job)
+    pid = worker_of(job)
+    script.send_signal(signal.SIGINT)
+    script.wait(timeout=10)
+    assert gone_within(pid, 3.0)
+    log = next((tmp_path / ".snakemake" / "beatflow").glob("worker-*-ingest-0.log")).read_text()
+    assert "its client is gone" in log and f"worker {pid} ended: exit status 75" in log
+    assert sorted(p.name for p in tmp_path.iterdir() if "hung" in p.name) == ["hung.csv", "hung.log"]
+
+
+def test_a_hung_job_ends_with_its_snakemake(owner, tmp_path):
+    job, _ = hung_job(tmp_path)
+    script = rule_script(job)
+    pid = worker_of(job)
+    owner.kill()  # Snakemake killed: its scripts may live on, its workers must not
+    owner.wait()
+    assert gone_within(pid, 3.0)
+    assert script.wait(timeout=10) == 1  # the script does not run the job of a run that is gone
+    assert "its Snakemake process is gone" in script.stderr.read()
+    assert not (tmp_path / "hung.parquet").exists()
+
+
+def test_a_worker_killed_mid_job_is_in_the_rule_log_and_the_script_runs_the_job(owner, tmp_path):
+    from beatflow.synth import SynthSpec, write_record
+
+    job, fifo = hung_job(tmp_path)
+    script = rule_script(job)
+    pid = worker_of(job)
+    write_record(SynthSpec(duration_s=30, seed=1), tmp_path / "real.csv", tmp_path / "real_truth.csv")
+    os.replace(tmp_path / "real.csv", fifo)  # the worker stays blocked on the FIFO; the script will read a record
+    os.kill(pid, signal.SIGKILL)
+    assert script.wait(timeout=60) == 0
+    log = (tmp_path / "hung.log").read_text()
+    assert f"warm worker {pid}" in log  # the worker's part of the log is kept
+    assert f"the warm worker {pid} stopped during the job: killed by signal 9 (SIGKILL)" in log
+    assert "running the job here" in log and "ingest r1: done in" in log
+    assert (tmp_path / "hung.parquet").exists()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to listen as another user")
+def test_a_listener_of_another_user_gets_no_job(owner, tmp_path):
+    import socket
+
+    address = Run.current().address("ingest", 0)  # this user's name: the other user can bind any name
+    ready_read, ready_write = os.pipe()
+    squatter = os.fork()
+    if squatter == 0:  # the other user: takes the address of this run's first ingest worker
+        try:
+            os.setuid(65534)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(address)
+            listener.listen()
+            os.write(ready_write, b"1")
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    try:
+        assert os.read(ready_read, 1) == b"1"
+        job = demo_job(tmp_path / "mine")
+        ok, note = client.submit(job, 0.1)
+        assert ok is None and f"uid 65534, not this user ({os.getuid()})" in note
+        script = rule_script(job)  # the job still runs, in the script's own process, and its log says why
+        assert script.wait(timeout=60) == 0
+        log = (tmp_path / "mine.log").read_text()
+        assert "uid 65534" in log and "; warm worker" not in log and (tmp_path / "mine.csv").exists()
+    finally:
+        os.kill(squatter, signal.SIGKILL)
+        os.waitpid(squatter, 0)
+
+
+def test_runs_never_share_a_worker(tmp_path, monkeypatch):
+    one, other = Run(123, secrets.token_hex(16)), Run(123, secrets.token_hex(16))  # e.g. pid 1 of two containers
+    assert one.address("ingest", 0) != other.address("ingest", 0)
+    assert one.address("ingest", 0).startswith("\0") and f"/{os.getuid()}/" in one.address("ingest", 0)
+    assert one.address("ingest", 0) != one.address("learn", 0) != one.address("learn", 1)
+    monkeypatch.setenv("BEATFLOW_WORKER_RUN", "123:short")  # a guessable token is no run
+    assert Run.current() is None
+    monkeypatch.setenv("BEATFLOW_WORKER_RUN", one.environment())
+    assert Run.current() == one
+
+
+def test_workers_stay_off_where_snakemake_deploys_the_jobs_software():
+    from types import SimpleNamespace as NS
+
+    from beatflow.worker.session import why_not
+
+    def workflow(methods=(), local=True, touch=False):
+        return NS(local_exec=local, remote_exec=False, touch=touch, dryrun=False,
+                  deployment_settings=NS(deployment_method=set(methods)))
+
+    assert why_not(workflow()) is None
+    assert "conda" in why_not(workflow(["conda"]))
+    assert "apptainer" in why_not(workflow(["apptainer"]))
+    assert "executor" in why_not(workflow(local=False))
+    assert "--touch" in why_not(workflow(touch=True))
+
+
+def test_an_abandoned_write_is_removed_and_never_renamed(tmp_path):
+    from beatflow.io.atomic import abandon_pending, atomic_path
+
+    code = ("import sys, threading; from pathlib import Path; from beatflow.io.atomic import *\n"
+            "out = Path(sys.argv[1])\n"
+            "with atomic_path(out) as tmp:\n"
+            "    tmp.write_text('half')\n"
+            "    print(abandon_pending(), flush=True)\n"  # another thread would do this; then the process exits
+            "    threading.Timer(1.0, lambda: __import__('os')._exit(0)).start()\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.json")], capture_output=True, text=True,
+                         timeout=30)
+    assert ".a." in out.stdout and list(tmp_path.iterdir()) == []  # the temporary removed, no rename after
+    with atomic_path(tmp_path / "b.json") as tmp:  # in this process, nothing was abandoned
+        tmp.write_text("{}")
+    assert (tmp_path / "b.json").read_text() == "{}"
+    assert abandon_pending  # (imported: the function the worker calls)
+
+
+def test_report_workers_retire_before_they_grow(demo_run, tmp_path, monkeypatch):
+    """25 plot jobs: holoviews and bokeh keep state per figure (a worker grew 259 → 521 MB over 25); a report
+    worker retires after its group's job or memory limit, so every job's worker stays below the limit."""
+    from beatflow.worker.groups import GROUPS
+
+    owner = subprocess.Popen(["sleep", "600"])
     monkeypatch.chdir(tmp_path)
-    assert address(123, "ingest", 0) != here  # another working directory
+    monkeypatch.setenv("BEATFLOW_WORKER_RUN", Run(owner.pid, secrets.token_hex(16)).environment())
+    results = demo_run / "results" / "demo"
+    inputs = {name: str(results / f"{name}.parquet") for name in ("signal", "beats", "scores", "latent")}
+    inputs["embedding"] = str(results / "embedding.npy")
+    config = yaml.safe_load((demo_run / "config" / "config.yaml").read_text())
+    try:
+        for i in range(25):
+            outputs = {f"{fig}_{ext}": str(tmp_path / f"plots{i}" / f"{fig}.{ext}")
+                       for fig in ("latent", "trace", "lengths", "gallery") for ext in ("html", "png")}
+            job = Job("plot", {"record": "demo"}, Files(list(inputs.values()), inputs),
+                      Files(list(outputs.values()), outputs), Files([str(tmp_path / f"plot{i}.log")]),
+                      {"segment": config["segment"]}, config)
+            assert client.submit(job, 0.1) == (True, None)
+    finally:
+        owner.kill()
+        owner.wait()
+    limit = GROUPS["report"]
+    jobs_of: dict[int, int] = {}
+    for i in range(25):
+        log = (tmp_path / f"plot{i}.log").read_text()
+        pid = worker_pids(tmp_path / f"plot{i}.log").pop()
+        jobs_of[pid] = jobs_of.get(pid, 0) + 1
+        assert float(re.search(r"resident memory (\d+) MB", log).group(1)) <= limit.max_rss_mb
+    assert len(jobs_of) >= 3 and max(jobs_of.values()) <= limit.max_jobs
+
+
+@pytest.mark.workflow
+def test_ctrl_c_during_train_then_an_immediate_rerun(tmp_path):
+    """The run's workers are gone seconds after Ctrl-C, and the rerun's model.pt stays as the rerun wrote it."""
+    from conftest import copy_project, snakemake
+
+    work = copy_project(tmp_path)
+    config = work / "config" / "config.yaml"
+    original = config.read_text()
+    config.write_text(original.replace("epochs: 20", "epochs: 600"))  # a job that outlives the rerun
+    first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1"],
+                             cwd=work, start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    train_log = work / "logs" / "demo" / "train.log"
+    deadline = time.monotonic() + 300
+    while not (train_log.exists() and "epoch 1/600" in train_log.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "epoch 1/600" in train_log.read_text()
+    os.killpg(first.pid, signal.SIGINT)  # Ctrl-C: the terminal signals Snakemake's foreground process group
+    cancelled = time.monotonic()
+    first.wait(timeout=60)
+    workers = {int(pid) for log in (work / ".snakemake" / "beatflow").glob(f"worker-{first.pid}-*.log")
+               for pid in re.findall(r"warm worker pid (\d+)", log.read_text())}
+    assert workers
+    config.write_text(original)
+    snakemake(work, "--rerun-incomplete")  # at once, as a user would
+    assert all(gone_within(pid, max(0.0, 10 - (time.monotonic() - cancelled))) for pid in workers)
+    model = work / "results" / "demo" / "model.pt"
+    written = model.read_bytes()
+    time.sleep(3)
+    assert model.read_bytes() == written and "loss_per_epoch" in str(torch_keys(model))
+    assert "Nothing to be done" in snakemake(work, "--dry-run").stdout
+
+
+def torch_keys(path):
+    import torch
+
+    return list(torch.load(path, weights_only=True))
 
 
 def test_every_rule_with_a_script_has_a_stage_and_a_group():
     from conftest import ROOT
 
-    from beatflow.rules import GROUP_OF, RULES
+    from beatflow.rules import RULES
+    from beatflow.worker.groups import GROUP_OF
 
     scripted = set()
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
@@ -163,16 +372,38 @@ def test_every_rule_with_a_script_has_a_stage_and_a_group():
         assert "run_rule(snakemake)" in script, rule
 
 
-def test_the_gpu_warm_up_code_runs_and_leaves_nothing(tmp_path, monkeypatch):
-    """warm_up runs on the GPU only; here its code runs on the CPU backend (same functions, same files)."""
-    import yaml
+def test_the_gpu_warm_up_runs_the_rules_and_leaves_nothing(tmp_path, monkeypatch):
+    """warm_up runs on the GPU only; here the same rules run on the CPU backend (same functions, same files)."""
     from conftest import ROOT
 
-    from beatflow.backend import select_backend
-    from beatflow.rules import warm_up
+    from beatflow.worker.groups import GROUPS, warm_up
 
     monkeypatch.chdir(tmp_path)
-    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    for group in ("detect", "learn", "ingest", "report"):  # the last two have nothing to warm up
-        warm_up(group, config, select_backend("cpu"))
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    config = {**yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), "device": "cpu"}
+    for group in GROUPS.values():  # ingest and report have nothing to warm up
+        warm_up(group.warm_up, config)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_with_workers_off_nothing_of_them_is_imported(monkeypatch, tmp_path):
+    """A rule's script with BEATFLOW_WORKER=off (or no run of workers) runs the job without the worker layer."""
+    code = ("import json, sys; from beatflow.job import Job; from beatflow.stage import run_job; "
+            "ok = run_job(Job.from_dict(json.loads(sys.argv[1]))); "
+            "print(ok, sorted(m for m in sys.modules if m.startswith('beatflow.worker')))")
+    job = demo_job(tmp_path / "off")
+    env = {**os.environ, "BEATFLOW_WORKER": "off", "BEATFLOW_WORKER_RUN": Run(1, secrets.token_hex(16)).environment()}
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(job.to_dict())], capture_output=True, text=True,
+                         env=env, check=True).stdout
+    assert out.strip() == "True []" and (tmp_path / "off.csv").exists()
+
+
+def test_touch_starts_no_worker(demo_run):
+    from conftest import snakemake
+
+    before = set((demo_run / ".snakemake" / "beatflow").glob("*.log"))
+    (demo_run / "resources" / "demo" / "demo.csv").touch()  # every output is now out of date
+    out = snakemake(demo_run, "--touch")
+    assert "Job stats:" in out.stdout + out.stderr  # it had jobs to touch
+    assert set((demo_run / ".snakemake" / "beatflow").glob("*.log")) == before
+    assert "Nothing to be done" in snakemake(demo_run, "--dry-run").stdout

@@ -106,6 +106,8 @@ def test_the_warm_workers_change_no_artifact(demo_run, tmp_path):
     for name in ("signal.parquet", "beats.parquet", "embedding.npy", "scores.parquet", "latent.parquet",
                  "evaluation.json"):
         assert (demo_run / "results/demo" / name).read_bytes() == (cold / "results/demo" / name).read_bytes(), name
+    # model.pt: equal bytes too (its zip no longer names the temporary file)
+    assert (demo_run / "results/demo/model.pt").read_bytes() == (cold / "results/demo/model.pt").read_bytes()
     warm_model = torch.load(demo_run / "results/demo/model.pt", weights_only=True)
     cold_model = torch.load(cold / "results/demo/model.pt", weights_only=True)
     assert warm_model["loss_per_epoch"] == cold_model["loss_per_epoch"]
