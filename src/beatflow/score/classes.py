@@ -48,6 +48,7 @@ V_EARLY_SHARE = 0.5  # ... when this share of its members is premature (the rhyt
 V_CORR = 0.6  # ... and, early or not, one whose QRS correlates with the dominant one below this
 RUN_SLACK = 1.1  # a beat continues a supraventricular run with an interval up to this x the previous one ...
 RUN_EARLY = 0.5  # ... while at least this far (of the threshold) early against the sinus interval
+S_EARLY = 0.5
 CHUNK = 8192  # rows compared at a time
 
 
@@ -229,12 +230,26 @@ def family_classes(fam: dict, coupling: np.ndarray, early: np.ndarray) -> np.nda
     return out
 
 
-def supraventricular(log_rr: np.ndarray, early: np.ndarray, ventricular: np.ndarray) -> np.ndarray:
-    """Per beat, whether it is a supraventricular ectopic beat: not ``ventricular`` and premature (``early``:
-    the rhythm ratio's early test, > 1), or continuing a run that such a beat began (its interval, ``log_rr``,
-    at most ``RUN_SLACK`` × the previous one's and still ``RUN_EARLY`` of the way to premature)."""
-    early = np.nan_to_num(early, nan=0.0)
-    ectopic = (early > 1) & ~ventricular
+def supraventricular(parts, ventricular: np.ndarray, rr_window: int) -> np.ndarray:
+    """Per beat, whether it is a supraventricular ectopic beat: not ``ventricular`` and premature, or
+    continuing a run that such a beat began (its interval at most ``RUN_SLACK`` × the previous one's and still
+    ``RUN_EARLY`` of the way to premature). Premature: earlier than ``parts.early_at`` (widened by the local RR
+    spread) against the sinus interval, the geometric mean of the typical-interval estimate (``parts.typical``)
+    and the upper quartile of the ``rr_window`` nearest intervals that neither end nor start at a ventricular
+    beat (with bigeminy about, the pause after a ventricular beat is no sinus interval)."""
+    from beatflow.score.scores import UPPER_QUARTILE, _nearest_quantiles
+
+    log_rr = parts.log_rr
+    sinus = np.isfinite(log_rr) & ~ventricular & np.r_[False, ~ventricular[:-1]]
+    if sinus.any():
+        (surrounding,) = _nearest_quantiles(log_rr, sinus, rr_window, (UPPER_QUARTILE,))
+        reference = (surrounding + parts.typical) / 2
+    else:
+        reference = parts.reference
+    early = np.nan_to_num((reference - log_rr) / parts.early_at, nan=0.0)
+    with np.errstate(invalid="ignore"):
+        contrast = np.nan_to_num((np.r_[log_rr[1:], np.nan] - log_rr) / parts.early_at, nan=0.0)
+    ectopic = ((early > 1) | ((early > S_EARLY) & (contrast > 1))) & ~ventricular
     prev_rr = np.r_[np.nan, log_rr[:-1]]
     with np.errstate(invalid="ignore"):
         may_continue = ~ventricular & (early > RUN_EARLY) & (log_rr <= prev_rr + np.log(RUN_SLACK))
@@ -245,7 +260,7 @@ def supraventricular(log_rr: np.ndarray, early: np.ndarray, ventricular: np.ndar
 
 
 def classify(peaks: np.ndarray, kept: np.ndarray, x, scale, peak_row: int, fs: float, latent_z: np.ndarray,
-             typical: np.ndarray, parts) -> tuple[np.ndarray, np.ndarray]:
+             typical: np.ndarray, parts, rr_window: int = 9) -> tuple[np.ndarray, np.ndarray]:
     """``(class, family)`` per beat. ``x``: rows of the kept beats (tensor), ``latent_z`` their latent means in
     normal-spread units, ``typical`` which of them are of typical shape; ``parts``: the beats'
     :class:`beatflow.score.scores.Timing`."""
@@ -265,7 +280,7 @@ def classify(peaks: np.ndarray, kept: np.ndarray, x, scale, peak_row: int, fs: f
     not_late = coupling[kept] < ESCAPE * dominant_coupling
     lone = (f < 0) & differs & ((early[kept] > 1) | ((fam["corr"] < V_CORR) & not_late))
     ventricular[kept] = lone | ((f >= 0) & (named[np.maximum(f, 0)] == "V"))
-    ectopic = supraventricular(parts.log_rr, parts.early, ventricular)
+    ectopic = supraventricular(parts, ventricular, rr_window) & np.r_[True, kept[:-1]]
     cls[kept] = np.where(ventricular, "V", np.where(ectopic, "S", "N"))[kept]
     family[kept] = f
     return cls.astype(str), family

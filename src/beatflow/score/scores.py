@@ -65,13 +65,15 @@ def _nearest_quantiles(x: np.ndarray, usable: np.ndarray, k: int, quantiles: tup
 @dataclass(frozen=True)
 class Timing:
     """Per beat, in log units of the interval since the previous beat (NaN where there is none): ``log_rr``,
-    the ``reference`` (log of the local sinus RR), and the thresholds of an early (``early_at``) and a late
-    (``late_at``) interval, widened by the local RR spread in an irregular rhythm."""
+    the ``reference`` (log of the local sinus RR; ``typical`` its estimate from typical intervals alone), and
+    the thresholds of an early (``early_at``) and a late (``late_at``) interval, widened by the local RR spread
+    in an irregular rhythm."""
 
     log_rr: np.ndarray
     reference: np.ndarray
     early_at: np.ndarray
     late_at: np.ndarray
+    typical: np.ndarray
 
     @property
     def early(self) -> np.ndarray:
@@ -101,7 +103,7 @@ def timing(peaks: np.ndarray, p: ScoreParams, morph: np.ndarray | None = None) -
     spread = np.nan_to_num((high - low) / IQR_TO_SD, nan=0.0)
     z = norm.ppf(p.quantile)
     return Timing(x, reference, np.maximum(math.log(1 / p.premature), z * spread),
-                  np.maximum(math.log(p.pause), z * spread))
+                  np.maximum(math.log(p.pause), z * spread), nearest_typical)
 
 
 def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float, p: ScoreParams,
