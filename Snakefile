@@ -18,6 +18,7 @@ include: "workflow/rules/embed.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/plot.smk"
+include: "workflow/rules/holter.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/cohort.smk"
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-PLOTS = ("latent", "trace", "lengths", "gallery")
+PLOTS = ("latent", "trace", "lengths", "gallery", "heart_rate")
 
 
 def check_signal(results: Path, *, leads: list[str], fs: float, n_samples: int) -> None:
@@ -80,6 +80,35 @@ def check_plots(results: Path) -> None:
         assert "<html" in (results / "plots" / f"{name}.html").read_text()[:2000].lower(), name
 
 
+HOLTER_KEYS = {"record", "duration_s", "analysed_s", "beats", "heart_rate", "hourly", "ventricular",
+               "supraventricular", "pauses", "af", "hrv"}
+
+
+def check_holter(results: Path, scores: pd.DataFrame, *, duration_s: float) -> dict:
+    """``holter.json`` (DESIGN.md "holter.json"): its fields, beat counts equal to the classes of
+    ``scores.parquet``, the per-minute table over the record, the ectopy counts adding up."""
+    h = json.loads((results / "holter.json").read_text())
+    assert HOLTER_KEYS <= set(h), sorted(HOLTER_KEYS - set(h))
+    assert h["record"] == results.name and abs(h["duration_s"] - duration_s) < 1.0
+    assert 0 < h["analysed_s"] <= h["duration_s"]
+    counts = scores["class"].value_counts()
+    assert h["beats"] == {"total": len(scores), **{c: int(counts.get(c, 0)) for c in "NSVFQ"}}
+    rate = h["heart_rate"]
+    assert rate["min_bpm"] <= rate["mean_bpm"] <= rate["max_bpm"]
+    assert 0 <= rate["min_at_s"] < duration_s and 0 <= rate["max_at_s"] < duration_s
+    assert len(rate["minutes"]) == int(duration_s // 60)
+    assert {m["bpm"] for m in rate["minutes"]} >= {rate["min_bpm"], rate["max_bpm"]}
+    for part, cls in (("ventricular", "V"), ("supraventricular", "S")):
+        e = h[part]
+        in_runs = e["isolated"] + 2 * e["couplets"] + sum(r["beats"] for r in e["runs"])
+        assert in_runs <= h["beats"][cls], (part, e)
+        assert all(r["beats"] >= 3 and r["end_s"] > r["start_s"] and r["rate_bpm"] > 0 for r in e["runs"])
+    assert all(p["duration_s"] >= 2.0 for p in h["pauses"])
+    assert 0.0 <= h["af"]["burden"] <= 1.0
+    assert set(h["hrv"]) == {"sdnn_ms", "sdann_ms", "sdnn_index_ms", "rmssd_ms", "pnn50"}
+    return h
+
+
 def check_evaluation(results: Path, *, min_detection: float = 0.99, min_auroc: float = 0.97,
                      labels: dict[str, float] | None = None) -> dict:
     """Detection against the truth, and the anomaly scores against it: the AUROC (abnormal against normal
@@ -110,6 +139,7 @@ def check_record(results: Path, *, leads: list[str], fs: float, duration_s: floa
     check_model(results, epochs=epochs, latent_dim=latent_dim, train_fraction=train_fraction)
     scores = check_scores(results, beats, fs=fs, train_fraction=train_fraction)
     check_latent(results, scores, latent_dim=latent_dim)
+    check_holter(results, scores, duration_s=duration_s)
     check_plots(results)
     if truth:
         check_evaluation(results, min_detection=min_detection, min_auroc=min_auroc, labels=labels)

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from conftest import copy_project, snakemake
-from contracts import check_evaluation, check_report
+from contracts import check_evaluation, check_holter, check_report
 
 pytestmark = pytest.mark.workflow
 
@@ -70,8 +70,16 @@ def test_latent_contract(demo_run):
     np.testing.assert_allclose(latent.score, test.score)
 
 
+def test_holter_contract(demo_run):
+    scores = pd.read_parquet(results(demo_run) / "scores.parquet")
+    h = check_holter(results(demo_run), scores, duration_s=1800.0)
+    assert h["beats"]["V"] > 0 and h["beats"]["S"] > 0  # the demo's ectopic beats, classed
+    assert h["af"]["episodes"] == [] and h["pauses"] == []  # the demo has neither
+    assert 55 <= h["heart_rate"]["mean_bpm"] <= 85  # synthesised at 60-80 bpm
+
+
 def test_plots_exist(demo_run):
-    for name in ("latent", "trace", "lengths", "gallery"):
+    for name in ("latent", "trace", "lengths", "gallery", "heart_rate"):
         png = results(demo_run) / "plots" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert "<html" in (results(demo_run) / "plots" / f"{name}.html").read_text()[:2000].lower()

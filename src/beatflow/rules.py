@@ -67,6 +67,14 @@ def plot(job: Job) -> None:
         SegmentParams.from_config(job.par.segment))
 
 
+def holter(job: Job) -> None:
+    from beatflow.holter import write_holter
+    from beatflow.holter.figure import write_heart_rate_figure
+
+    summary = write_holter(job.record, job.input.scores, job.input.signal, job.output.summary)
+    write_heart_rate_figure(summary, Path(job.output.heart_rate_png).with_suffix(""))
+
+
 def evaluate(job: Job) -> None:
     from beatflow.evaluate import write_evaluation
 
@@ -92,4 +100,4 @@ def demo_record(job: Job) -> None:
     write_record(spec, job.output.csv, job.output.truth)
 
 
-RULES = {f.__name__: f for f in (ingest, segment, embed, train, score, plot, evaluate, cohort, demo_record)}
+RULES = {f.__name__: f for f in (ingest, segment, embed, train, score, plot, holter, evaluate, cohort, demo_record)}

@@ -122,8 +122,8 @@ STAGES = ("ingest", "segment", "embed", "train", "score", "plot")  # rules with 
 def record_outputs(record):
     """Every final file of one record."""
     base = f"results/{record}"
-    outputs = [f"{base}/scores.parquet", f"{base}/latent.parquet"]
-    outputs += [f"{base}/plots/{name}.{ext}" for name in PLOTS for ext in ("html", "png")]
+    outputs = [f"{base}/scores.parquet", f"{base}/latent.parquet", f"{base}/holter.json"]
+    outputs += [f"{base}/plots/{name}.{ext}" for name in (*PLOTS, "heart_rate") for ext in ("html", "png")]
     if RECORDS.loc[record, "truth"]:
         outputs.append(f"{base}/evaluation.json")
     return outputs

@@ -1,0 +1,30 @@
+rule holter:
+    """The record's Holter summary (heart rate, ectopy and runs, pauses, atrial fibrillation, HRV) from each
+    beat's time and class → holter.json, and the heart-rate trend figure. CPU only: it holds no GPU slot."""
+    input:
+        signal="results/{record}/signal.parquet",
+        scores="results/{record}/scores.parquet",
+    output:
+        summary="results/{record}/holter.json",
+        heart_rate_html=report(
+            "results/{record}/plots/heart_rate.html",
+            caption="../report/heart_rate.rst",
+            category="{record}",
+            subcategory="Heart rate",
+            labels={"record": "{record}", "figure": "heart rate", "format": "interactive"},
+        ),
+        heart_rate_png=report(
+            "results/{record}/plots/heart_rate.png",
+            caption="../report/heart_rate.rst",
+            category="{record}",
+            subcategory="Heart rate",
+            labels={"record": "{record}", "figure": "heart rate", "format": "image"},
+        ),
+    log:
+        "logs/{record}/holter.log",
+    benchmark:
+        "logs/{record}/holter.benchmark.tsv"
+    conda:
+        "../../environment.yml"
+    script:
+        "../../scripts/holter.py"
