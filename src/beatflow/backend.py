@@ -60,7 +60,9 @@ def _probe_gpu(modules: tuple[str, ...]) -> str:
     if count < 1:
         raise BackendError("no CUDA device is visible")
     props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    return f"{props['name'].decode()}, cupy {cupy.__version__}"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    device = f"device {visible}" if visible else f"device {cupy.cuda.Device().id} of {count}"
+    return f"{props['name'].decode()}, {device}, cupy {cupy.__version__}"
 
 
 def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend:

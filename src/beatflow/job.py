@@ -54,6 +54,7 @@ class Job:
     params: dict[str, Any]
     config: dict[str, Any]
     threads: int = 1
+    gpus: int = 0  # the rule's ``resources: gpu``
 
     @property
     def record(self) -> str:
@@ -73,7 +74,7 @@ class Job:
         return cls(rule=smk.rule, wildcards=dict(smk.wildcards.items()), input=Files.from_namedlist(smk.input),
                    output=Files.from_namedlist(smk.output), log=Files.from_namedlist(smk.log),
                    params={name: _plain(value) for name, value in smk.params.items()}, config=_plain(smk.config),
-                   threads=int(smk.threads))
+                   threads=int(smk.threads), gpus=int(getattr(getattr(smk, "resources", None), "gpu", 0) or 0))
 
     def to_dict(self) -> dict:
         return asdict(self)

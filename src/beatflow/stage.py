@@ -33,14 +33,28 @@ def run_job(job: Job) -> bool:
     """Hand ``job`` to a warm worker of this run where there is one (:mod:`beatflow.worker.client`, imported
     only then), else run it here; whether it succeeded."""
     age_s = process_age_s()
+    device = _claim_device(job)
     ok, note = None, None
     if os.environ.get(WORKER_RUN_ENV) and workers_wanted():
         from beatflow.worker.client import submit
 
-        ok, note = submit(job, age_s)
+        ok, note = submit(job, age_s, device)
     if ok is None:
-        ok = execute(job, note=note)
+        ok = execute(job, where=f"; GPU device {device}" if device else "", note=note)
     return ok
+
+
+def _claim_device(job: Job) -> str | None:
+    """For a GPU job of a run with several devices: the device this process now holds for the job's life
+    (:mod:`beatflow.gpus`), also set as ``CUDA_VISIBLE_DEVICES`` for a run here; else None."""
+    from beatflow.gpus import claim, run_devices
+
+    devices = run_devices() if job.gpus and job.device != "cpu" else []
+    if len(devices) < 2:  # none, or one: nothing to choose
+        return None
+    held = claim(devices)
+    os.environ["CUDA_VISIBLE_DEVICES"] = held.device
+    return held.device
 
 
 def setup_logging(log_path: str | None = None, echo: logging.Handler | None = None, append: bool = False) -> None:

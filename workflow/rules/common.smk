@@ -34,6 +34,9 @@ if not workflow.subprocess_exec:
 
 onstart:
     # only when there are jobs to run: the workers load their libraries while the first job is scheduled
+    from beatflow.gpus import publish_devices
+
+    publish_devices()  # each GPU job claims one of them where there are several (beatflow.gpus)
     if workers_wanted():
         from beatflow.worker.client import start_workers
         from beatflow.worker.session import open_run

@@ -17,7 +17,8 @@ import time
 
 from beatflow.job import Job
 from beatflow.worker.groups import GROUP_OF, GROUPS
-from beatflow.worker.protocol import EXIT_ABANDONED, MAX_WORKERS, PASSED_ENV, REQUEST_TIMEOUT_S, STALL_S, Channel, Run, peer
+from beatflow.worker.protocol import (EXIT_ABANDONED, MAX_WORKERS, PASSED_ENV, REQUEST_TIMEOUT_S, STALL_S, Channel, Run,
+                                      group_of, peer, slot_of)
 
 START_TIMEOUT_S = 120.0
 THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
@@ -27,21 +28,26 @@ END_WAIT_S = 2.0  # for the worker's end to reach its log after its connection c
 
 def start_workers(config: dict, but: str = "") -> None:
     """Start every group's first worker (Snakemake's ``onstart``: before the first job is scheduled), ``but``
-    that group's."""
+    that group's; with several GPUs, a GPU group's on the first (the others start when a job claims them)."""
+    from beatflow.gpus import run_devices
+
     run = Run.current()
+    devices = run_devices()
     if run is not None:
-        for group in GROUPS:
-            if group != but:
-                _spawn(run, group, 0, config)
+        for name, group in GROUPS.items():
+            if name != but:
+                gpu_group = group.gpu_libraries and len(devices) > 1
+                _spawn(run, slot_of(name, devices[0] if gpu_group else None), 0, config)
 
 
-def submit(job: Job, age_s: float) -> tuple[bool | None, str | None]:
+def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | None, str | None]:
     """Run ``job`` in a warm worker of this run: its outcome, or None and why the script must run it itself.
-    ``age_s``: this process's age, for the job's start line."""
+    ``age_s``: this process's age, for the job's start line; ``device``: the GPU the job holds, whose workers
+    it goes to (:mod:`beatflow.gpus`)."""
     run = Run.current()
     if run is None:
         return None, None
-    group = GROUP_OF[job.rule]
+    group = slot_of(GROUP_OF[job.rule], device)
     request = {"job": job.to_dict(), "pid": os.getpid(), "age": age_s,
                "env": {k: v for k, v in os.environ.items() if k.startswith("BEATFLOW_") or k in PASSED_ENV}}
     for index in range(MAX_WORKERS):
@@ -49,7 +55,7 @@ def submit(job: Job, age_s: float) -> tuple[bool | None, str | None]:
             channel = _connect(run, group, index)
             if channel is None:
                 if index == 0:  # Snakemake did not start the workers (hooks off): start the other groups' too
-                    start_workers(job.config, but=group)
+                    start_workers(job.config, but=GROUP_OF[job.rule])
                 channel = _start(run, group, index, job.config)
         except PermissionError as exc:
             return None, str(exc)
@@ -121,10 +127,13 @@ def _connect(run: Run, group: str, index: int) -> Channel | None:
 
 
 def _spawn(run: Run, group: str, index: int, config: dict) -> subprocess.Popen:
-    """Start a worker process (it exits at once if that worker already runs)."""
+    """Start a worker process of slot ``group`` (it exits at once if that worker already runs)."""
     path = run.log_path(group, index)
     path.parent.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in THREAD_CAPS}
+    device = group_of(group)[1]
+    if device is not None:
+        env["CUDA_VISIBLE_DEVICES"] = device
     with path.open("a") as out:
         return subprocess.Popen([sys.executable, "-m", "beatflow.worker.server", group, str(index), json.dumps(config)],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,

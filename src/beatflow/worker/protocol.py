@@ -44,13 +44,23 @@ class Run:
     def environment(self) -> str:
         return f"{self.owner}:{self.token}"
 
-    def address(self, group: str, index: int) -> str:
-        """The abstract socket name of ``group``'s worker ``index``."""
-        return f"\0beatflow-worker/{os.getuid()}/{self.token}/{group}/{index}"
+    def address(self, slot: str, index: int) -> str:
+        """The abstract socket name of worker ``index`` of ``slot`` (a group, or ``group@device``)."""
+        return f"\0beatflow-worker/{os.getuid()}/{self.token}/{slot}/{index}"
 
-    def log_path(self, group: str, index: int) -> Path:
+    def log_path(self, slot: str, index: int) -> Path:
         """The worker's own log (start-up, its end, crashes); each job logs to its rule's log file."""
-        return Path(".snakemake", "beatflow", f"worker-{self.owner}-{self.token[:8]}-{group}-{index}.log")
+        return Path(".snakemake", "beatflow", f"worker-{self.owner}-{self.token[:8]}-{slot}-{index}.log")
+
+
+def slot_of(group: str, device: str | None) -> str:
+    """Where a group's jobs go: its workers on one GPU (``group@device``, with several devices) or the group's."""
+    return group if device is None else f"{group}@{device}"
+
+
+def group_of(slot: str) -> tuple[str, str | None]:
+    group, _, device = slot.partition("@")
+    return group, device or None
 
 
 def peer(conn: socket.socket) -> tuple[int, int]:

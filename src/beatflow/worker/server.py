@@ -1,6 +1,8 @@
-"""The warm worker: ``python -m beatflow.worker.server GROUP INDEX CONFIG_JSON``, of the run named by
+"""The warm worker: ``python -m beatflow.worker.server SLOT INDEX CONFIG_JSON``, of the run named by
 ``BEATFLOW_WORKER_RUN``, started with the run's config by Snakemake's ``onstart`` (every group's first worker)
-or by a rule's script (:mod:`beatflow.worker.client`) that finds its group's workers busy.
+or by a rule's script (:mod:`beatflow.worker.client`) that finds its group's workers busy. SLOT is a group,
+or ``group@device`` for the group's workers on one of several GPUs (started with ``CUDA_VISIBLE_DEVICES`` set
+to that device).
 
 The process binds its socket, then forks: the child is the worker, the parent only waits for it and writes
 how it ended (exit status or signal) into the worker's log, where a client whose job it was reads it.
@@ -35,7 +37,8 @@ import time
 
 from beatflow.job import Job
 from beatflow.worker.groups import GROUPS, preload
-from beatflow.worker.protocol import EXIT_ABANDONED, HEARTBEAT_S, PASSED_ENV, REQUEST_TIMEOUT_S, STALL_S, Channel, Run, peer
+from beatflow.worker.protocol import (EXIT_ABANDONED, HEARTBEAT_S, PASSED_ENV, REQUEST_TIMEOUT_S, STALL_S, Channel, Run,
+                                      group_of, peer)
 
 IDLE_EXIT_S = 600.0
 POLL_S = 0.5
@@ -106,8 +109,10 @@ def abandon(job: Job, reason: str) -> None:
 class Worker:
     """Queues one client's job at a time for the main thread, which runs it."""
 
-    def __init__(self, run: Run, group: str, listener: socket.socket):
-        self.group, self.listener = GROUPS[group], listener
+    def __init__(self, run: Run, slot: str, listener: socket.socket):
+        self.group, self.listener = GROUPS[group_of(slot)[0]], listener
+        device = group_of(slot)[1]
+        self.where = f"; warm worker {os.getpid()}" + (f" on GPU device {device}" if device else "")
         self.owner_fd = os.pidfd_open(run.owner)  # ProcessLookupError when Snakemake is already gone
         self.requests: queue.Queue = queue.Queue()
         self.busy = threading.Lock()
@@ -204,7 +209,7 @@ class Worker:
         try:
             with _thread_limit(job.threads):
                 ok = execute(job, ClientLog(channel), client=(request["pid"], request["age"]),
-                             where=f"; warm worker {os.getpid()}, its job {self.jobs_done}")
+                             where=f"{self.where}, its job {self.jobs_done}")
             log.info("%s %s: the warm worker used %.2f s of CPU, resident memory %.0f MB (the rule's benchmark "
                      "file measures its script, which handed the job over)", job.rule, job.record,
                      _cpu_s() - cpu0, resident_mb())
@@ -289,7 +294,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     threading.Thread(target=worker.listen, daemon=True).start()  # jobs queue while it loads
     t0 = time.perf_counter()
-    backend = preload(group, json.loads(config), warm=index == "0")  # the first is started ahead of its jobs
+    backend = preload(group_of(group)[0], json.loads(config), warm=index == "0")  # the first is started ahead of its jobs
     print(f"warm worker pid {os.getpid()} for Snakemake {run.owner}: group {group} #{index}, backend {backend}, "
           f"ready in {time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
     worker.serve()

@@ -1,0 +1,107 @@
+"""The GPU allocator (beatflow.gpus) with a fake list of devices: N jobs at once get N different devices, a
+device is freed when its job ends, fails or is killed, and a job runs (in its own process or in a warm worker
+of its device) with CUDA_VISIBLE_DEVICES set to the device it holds."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+import pytest
+
+from beatflow.gpus import claim
+from beatflow.worker.protocol import Run
+from test_worker import gone_within, hung_job, rule_script
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="flock and the warm workers are Linux's")
+
+HOLD = ("import sys, time; from pathlib import Path; from beatflow.gpus import claim; "
+        "held = claim(sys.argv[1].split(','), Path(sys.argv[2])); print(held.device, flush=True); time.sleep(600)")
+
+
+def holder(devices, lock_dir) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", HOLD, ",".join(devices), str(lock_dir)], stdout=subprocess.PIPE,
+                            text=True)
+
+
+def test_n_jobs_get_n_devices_and_a_killed_jobs_device_is_freed(tmp_path):
+    devices = ["0", "1", "2"]
+    jobs = [holder(devices, tmp_path) for _ in devices]
+    try:
+        held = [job.stdout.readline().strip() for job in jobs]
+        assert sorted(held) == devices  # no two on one device
+        waiting = holder(devices, tmp_path)  # a fourth job waits for a device
+        time.sleep(0.5)
+        assert waiting.poll() is None and not os.read(waiting.stdout.fileno(), 0)
+        jobs[1].send_signal(signal.SIGKILL)  # killed mid-job: the kernel drops its lock
+        jobs.append(waiting)
+        assert waiting.stdout.readline().strip() == held[1]
+    finally:
+        for job in jobs:
+            job.kill()
+            job.wait()
+
+
+def test_a_released_device_is_taken_again(tmp_path):
+    first = claim(["a", "b"], tmp_path)
+    second = claim(["a", "b"], tmp_path)
+    assert (first.device, second.device) == ("a", "b")
+    first.release()  # the job ended
+    assert claim(["a", "b"], tmp_path).device == "a"
+
+
+def gpu_job(tmp_path, name):
+    job, _ = hung_job(tmp_path, name)
+    return replace(job, gpus=1, config={"device": "auto"})  # auto: no GPU here, so the CPU, on the claimed device
+
+
+def started_on(log, timeout_s=60.0) -> str:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if log.exists() and (found := re.search(r"start \(pid \d+, [^)]*GPU device (\w+)", log.read_text())):
+            return found.group(1)
+        time.sleep(0.05)
+    raise AssertionError(f"no GPU device in {log}")
+
+
+def test_jobs_in_their_own_processes_run_on_different_devices(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BEATFLOW_GPUS", "0,1")
+    monkeypatch.setenv("BEATFLOW_WORKER", "off")
+    scripts = {name: rule_script(gpu_job(tmp_path, name)) for name in ("a", "b")}
+    try:
+        assert {started_on(tmp_path / "a.log"), started_on(tmp_path / "b.log")} == {"0", "1"}
+    finally:
+        for script in scripts.values():
+            script.kill()
+            script.wait()
+
+
+def test_jobs_in_warm_workers_run_on_their_devices_workers(tmp_path, monkeypatch):
+    owner = subprocess.Popen(["sleep", "600"])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BEATFLOW_GPUS", "0,1")
+    monkeypatch.setenv("BEATFLOW_WORKER_RUN", Run(owner.pid, secrets.token_hex(16)).environment())
+    monkeypatch.delenv("BEATFLOW_WORKER", raising=False)
+    scripts = [rule_script(gpu_job(tmp_path, name)) for name in ("a", "b")]
+    workers = []
+    try:
+        devices = {started_on(tmp_path / "a.log"), started_on(tmp_path / "b.log")}
+        assert devices == {"0", "1"}
+        for name in ("a", "b"):
+            pid = int(re.search(r"warm worker (\d+) on GPU device", (tmp_path / f"{name}.log").read_text()).group(1))
+            environ = dict(e.split("=", 1) for e in open(f"/proc/{pid}/environ").read().split("\0") if "=" in e)
+            assert environ["CUDA_VISIBLE_DEVICES"] == started_on(tmp_path / f"{name}.log")
+            workers.append(pid)
+    finally:
+        owner.kill()
+        owner.wait()
+        for script in scripts:
+            script.wait(timeout=30)  # their workers saw Snakemake go
+    assert len(workers) == 2 and all(gone_within(pid, 3.0) for pid in workers)
