@@ -1,4 +1,4 @@
-"""The output contracts of one record's results (DESIGN.md, README "Outputs"), as reusable checks.
+"""The output contracts of one record's results (docs/contracts.md, README "Outputs"), as reusable checks.
 
 ``check_record(run / "results" / name, ...)`` asserts every file of a finished record; the single checks
 can be used on their own. No test functions here (so importing this module collects nothing).
@@ -85,7 +85,7 @@ HOLTER_KEYS = {"record", "duration_s", "analysed_s", "beats", "heart_rate", "hou
 
 
 def check_holter(results: Path, scores: pd.DataFrame, *, duration_s: float) -> dict:
-    """``holter.json`` (DESIGN.md "holter.json"): its fields, beat counts equal to the classes of
+    """``holter.json`` (docs/contracts.md "holter.json"): its fields, beat counts equal to the classes of
     ``scores.parquet``, the per-minute table over the record, the ectopy counts adding up."""
     h = json.loads((results / "holter.json").read_text())
     assert HOLTER_KEYS <= set(h), sorted(HOLTER_KEYS - set(h))

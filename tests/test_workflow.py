@@ -1,4 +1,4 @@
-"""The demo workflow end to end (in a temporary copy of the project), checked against DESIGN.md's contracts."""
+"""The demo workflow end to end (in a temporary copy of the project), checked against docs/contracts.md."""
 
 import re
 
