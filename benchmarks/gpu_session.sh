@@ -7,6 +7,8 @@
 #   profile  what a rule's process pays before its work (benchmarks/imports.py), then seed
 #   warm   the 20 h record's warm GPU run alone: once to compile its kernels, then REPEATS (2) times
 #   cohort8  8 copies of the 20 h record in one snakemake call, GPU backend, nvidia-smi sampled every 250 ms
+#   mitdb  the 22 MIT-BIH DS1 records as one cohort (WFDB with their .atr, carried to /root/mitdb beforehand),
+#          GPU and CPU backends in one report (each record's evaluation.json: detection and classes)
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -14,7 +16,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD/src:/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
 stamp=$(date -u +%Y%m%d)${TAG:+-$TAG}
 [ -f data/holter20h.csv ] || python3 -m beatflow.synth data/holter20h.csv data/holter20h_truth.csv --hours 20 --sheet data/holter20h.tsv
-case "${1:?phase: gpu, seed, demo, profile or cohort8}" in
+case "${1:?phase: gpu, seed, demo, profile, warm, cohort8 or mitdb}" in
 gpu)
   nvidia-smi -L
   if [ "${TESTS:-1}" != 0 ]; then
@@ -55,6 +57,12 @@ cohort8)
     > data/cohort8.tsv
   timeout ${COHORT_TIMEOUT:-560} python3 benchmarks/run_workflow.py --devices gpu --out "benchmarks/results/cohort8-h200-$stamp.json" \
     --records data/cohort8.tsv 2>&1 | grep -E '"(gpu|busy_fraction|mean_utilisation_pct|samples)"|wall' | head ;;
+mitdb)
+  { printf 'record\tpath\ttruth\n'; for h in /root/mitdb/*.hea; do r=$(basename "$h" .hea)
+      printf '%s\t%s\t%s\n' "$r" "/root/mitdb/$r" "/root/mitdb/$r.atr"; done; } > data/mitdb.tsv
+  timeout 200 python3 benchmarks/run_workflow.py --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+  timeout ${MITDB_TIMEOUT:-540} python3 benchmarks/run_workflow.py --devices ${MITDB_DEVICES:-gpu cpu} --records data/mitdb.tsv \
+    --out "benchmarks/results/mitdb-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tail -20 ;;
 demo)
   timeout 400 python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
     --keep-logs "$OUT/runs" 2>&1 | tail -12 ;;

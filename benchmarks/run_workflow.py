@@ -82,14 +82,14 @@ def gpu_busy(samples: Path) -> dict:
             "mean_utilisation_pct": sum(values) / max(1, len(values))}
 
 
-ARTIFACTS = ("signal.parquet", "beats.parquet", "embedding.npy", "scores.parquet", "latent.parquet",
-             "evaluation.json")
+ARTIFACTS = ("signal.parquet", "beats.parquet", "embedding.npy", "model.pt", "scores.parquet", "latent.parquet",
+             "holter.json", "evaluation.json")
 
 
 def digests(results: Path) -> dict:
     """SHA-256 of each record's artifacts: a parquet file's column names, key-value metadata and row values
     (cuDF's writer does not write equal tables to equal bytes, and an all-valid column may be read with or
-    without a validity buffer), other files' bytes (model.pt differs in its zip container only: left out)."""
+    without a validity buffer), other files' bytes."""
     import pandas as pd
     import pyarrow.parquet as pq
 
