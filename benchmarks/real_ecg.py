@@ -85,7 +85,9 @@ def markdown(result: dict) -> str:
         f"{m['usable_cores']} cores, CPU backend); the JSON is `{result['json']}`. {len(result['records'])} records "
         f"of `{result['data']}`, whole records, default config, one configuration for every record. Beats "
         "match one-to-one within 150 ms; ventricular flutter/fibrillation episodes are excluded (ANSI/AAMI EC57). "
-        "The other detectors read the first lead; beatflow reads both, as its segment rule does."), "",
+        "The other detectors read the first lead; beatflow reads both, as its segment rule does."
+        + (f" The detectors' table (in-process runs) is taken from `{result['detectors_from']}`."
+           if result.get("detectors_from") else "")), "",
         "## Detection, gross (summed over records)", "",
         "| detector | Se % | +P % | F1 | records with F1 < 0.99 | lowest F1 | seconds (in-process, all records) |",
         "|---|---|---|---|---|---|---|"]
@@ -170,6 +172,9 @@ def main(argv=None) -> None:
     p.add_argument("--device", default="cpu", choices=["cpu", "gpu", "auto"])
     p.add_argument("--json", type=Path)
     p.add_argument("--md", type=Path)
+    p.add_argument("--detectors-from", type=Path, metavar="JSON", help="take the reference detectors' figures "
+                   "from a JSON this script wrote on the same records (they do not depend on beatflow) instead of "
+                   "running them")
     p.add_argument("--render", type=Path, metavar="JSON", help="only write the Markdown again from a JSON this "
                    "script wrote (to --md, default docs/real_ecg.md)")
     a = p.parse_args(argv)
@@ -191,12 +196,20 @@ def main(argv=None) -> None:
         write_sheet(data, records, sheet)
         run = run_backend(a.device, a.cores, str(sheet), [], None)
     evaluations = {r: run["evaluation"][r] for r in records}
-    detectors = references(data, records)
+    if a.detectors_from:
+        earlier = json.loads(a.detectors_from.read_text())
+        missing = sorted(set(records) - set(earlier["detectors"]))
+        if missing:
+            raise SystemExit(f"{a.detectors_from} has no detector figures for {missing}")
+        detectors = {r: earlier["detectors"][r] for r in records}
+    else:
+        detectors = references(data, records)
     result = {"date": date, "data": str(a.data), "records": records, "cores": a.cores, "machine": machine(),
               "json": str(json_path.relative_to(ROOT)) if json_path.is_relative_to(ROOT) else str(json_path),
               "workflow": {"wall_s": run["wall_s"], "stages_s": run["stages_s"], "evaluation": evaluations,
                            "cohort": cohort_figures(evaluations)},
-              "detectors": detectors, "gross": {n: gross(detectors, n) for n in DETECTORS}}
+              "detectors": detectors, "gross": {n: gross(detectors, n) for n in DETECTORS},
+              "detectors_from": str(a.detectors_from) if a.detectors_from else None}
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(result, indent=1, default=lambda v: v.item() if isinstance(v, np.generic) else v)
                          + "\n")
