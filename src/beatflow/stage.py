@@ -1,5 +1,6 @@
-"""Run one job's stage in this process, as a rule's script or a warm worker does: log to the rule's log file
-and end a :class:`BeatflowError` with its one-line message."""
+"""Run one job: a rule's script (:func:`run_rule`) claims its GPU where a run has several and hands the job to
+a warm worker where the run has them; the job's stage runs here or in the worker (:func:`execute`), logging to
+the rule's log file and ending a :class:`BeatflowError` with its one-line message."""
 
 from __future__ import annotations
 
@@ -10,17 +11,9 @@ import time
 
 from beatflow.errors import BeatflowError
 from beatflow.job import Job
+from beatflow.worker_env import WORKER_RUN_ENV, workers_wanted
 
 log = logging.getLogger("beatflow")
-
-WORKER_SWITCH_ENV = "BEATFLOW_WORKER"  # "off": every job runs in its own process
-WORKER_RUN_ENV = "BEATFLOW_WORKER_RUN"  # set by the Snakefile when this run's jobs go to warm workers
-
-
-def workers_wanted() -> bool:
-    """Whether the user lets jobs go to warm workers (Linux only: they listen on abstract sockets)."""
-    switch = os.environ.get(WORKER_SWITCH_ENV, "on").lower()
-    return sys.platform == "linux" and switch not in ("off", "0", "false", "no")
 
 
 def run_rule(smk) -> None:

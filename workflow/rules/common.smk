@@ -26,7 +26,7 @@ TORCH_THREADS = 16
 # process of this Snakemake run, so imports and the CUDA context are paid once per run, not once per job.
 # Cluster jobs, --sdm, --touch and BEATFLOW_WORKER=off run each job in its own process. The run's identity is
 # made in onstart, where Snakemake knows its executor; a job's own Snakemake process keeps its run's.
-from beatflow.stage import WORKER_RUN_ENV, workers_wanted
+from beatflow.worker_env import WORKER_RUN_ENV, workers_wanted
 
 if not workflow.subprocess_exec:
     os.environ.pop(WORKER_RUN_ENV, None)

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from beatflow.stage import WORKER_RUN_ENV
+from beatflow.worker_env import WORKER_RUN_ENV
 
 MAX_WORKERS = 64  # in a group: at most this many (one per job of the group running at once)
 REQUEST_TIMEOUT_S = 10.0  # for a request, and for the worker's answer to it

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 
-from beatflow.stage import WORKER_RUN_ENV
+from beatflow.worker_env import WORKER_RUN_ENV
 from beatflow.worker.protocol import Run
 
 
