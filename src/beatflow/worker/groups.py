@@ -31,7 +31,8 @@ GROUPS = {
                    ("torch", "beatflow.learn.train", "beatflow.score.scores", "beatflow.evaluate"),
                    ("kvikio", "torch"), warm_up=("train",)),
     # bokeh Documents and matplotlib state grow with every figure (259 → 521 MB over 25 plot jobs)
-    "report": Group(("plot", "holter", "cohort"), ("beatflow.report.plots", "beatflow.report.cohort", "beatflow.holter"),
+    "report": Group(("plot", "holter", "cohort"),
+                    ("beatflow.report.plots", "beatflow.report.cohort", "beatflow.holter", "beatflow.holter.figure"),
                     max_jobs=12, max_rss_mb=1024),
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}

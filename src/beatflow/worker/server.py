@@ -294,7 +294,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     threading.Thread(target=worker.listen, daemon=True).start()  # jobs queue while it loads
     t0 = time.perf_counter()
-    backend = preload(group_of(group)[0], json.loads(config), warm=index == "0")  # the first is started ahead of its jobs
+    # the first worker of a slot is started ahead of its jobs: it warms the group up
+    backend = preload(group_of(group)[0], json.loads(config), warm=index == "0")
     print(f"warm worker pid {os.getpid()} for Snakemake {run.owner}: group {group} #{index}, backend {backend}, "
           f"ready in {time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
     worker.serve()
