@@ -30,7 +30,7 @@ GROUPS = {
     "learn": Group(("train", "score", "evaluate"),  # evaluate: right after score, and never in plot's way
                    ("torch", "beatflow.learn.train", "beatflow.score.scores", "beatflow.evaluate"),
                    ("kvikio", "torch"), warm_up=("train",)),
-    # bokeh Documents and matplotlib state grow with every figure (259 → 521 MB over 25 plot jobs)
+    # bokeh Documents and matplotlib state grow with every figure: report workers retire early
     "report": Group(("plot", "holter", "cohort"),
                     ("beatflow.report.plots", "beatflow.report.cohort", "beatflow.holter", "beatflow.holter.figure"),
                     max_jobs=12, max_rss_mb=1024),
