@@ -211,7 +211,8 @@ def select_events(summary: dict, scores, max_af: int = MAX_AF, max_beats: int = 
         s, e = ep["start_s"], ep["end_s"]
         start, end = strip_window(s, s, duration_s, lead_in_s=3.0)
         rate = _local_rate(time_s, valid, s, min(e, end))
-        title = (f"AF/flutter onset {k + 1} of {len(episodes)} at {clock(s)}: episode {clock(e - s)} long, "
+        onset = "present from the start of the recording" if s < 1.0 else f"onset at {clock(s)}"
+        title = (f"AF/flutter episode {k + 1} of {len(episodes)}, {onset}: {clock(e - s)} long, "
                  f"{_fmt_rate(rate)} in the strip")
         events.append(Event("af_onset", title, s, start, end, span=(s, min(e, end)), rate_bpm=rate,
                             details={"end_s": e, "episode": k + 1}))

@@ -1,0 +1,248 @@
+"""The record's report page: ``holter.json`` as the tables of a Holter report's first pages (recording, heart
+rate, ectopy and runs, pauses, AF, HRV, the hourly table), the list of event strips, and with truth the
+figures against the reference annotations. One small self-contained HTML file (inline CSS, no script, no
+request), so that it opens in the Snakemake report's frame and on its own.
+
+:func:`holter_report` is rule ``holter_report``'s stage: the strips (:mod:`beatflow.report.strips`) and the
+page."""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from pathlib import Path
+
+from beatflow.io.atomic import atomic_path
+from beatflow.timefmt import clock
+
+log = logging.getLogger("beatflow")
+
+MAX_ROWS = 15  # runs, pauses, AF episodes listed (the longest); the counts cover all
+
+CSS = """
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;color:#222;margin:16px 20px;max-width:1100px}
+h1{font-size:20px;margin:0 0 4px} h2{font-size:15px;margin:18px 0 6px;border-bottom:2px solid #c33;padding-bottom:2px}
+p.sub{margin:0 0 10px;color:#444}
+table{border-collapse:collapse;margin:4px 0 8px;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #ccc;padding:3px 8px;text-align:right} th{background:#f3f3f3}
+td.l,th.l{text-align:left} .grid{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
+.N{color:#222}.S{color:#e07000}.V{color:#dc143c}.F{color:#8e44ad}.Q{color:#7f7f7f}
+.cls{font-weight:bold;font-family:monospace} .note{color:#555;font-size:12px} ul{margin:4px 0 8px 18px;padding:0}
+"""
+
+
+def _e(x) -> str:
+    return html.escape(str(x))
+
+
+def _n(x, fmt: str = "{:.0f}", unit: str = "") -> str:
+    return "—" if x is None else fmt.format(x) + unit
+
+
+def _pct(x, digits: int = 1) -> str:
+    return "—" if x is None else f"{100 * x:.{digits}f} %"
+
+
+def _at(x) -> str:
+    return "—" if x is None else clock(x)
+
+
+def table(head: list[str], rows: list[list], left: int = 1, cls: str = "") -> str:
+    """An HTML table; the first ``left`` columns left-aligned; cells are escaped unless already markup
+    (a tuple ``("html", text)``)."""
+    def cell(tag, x, k):
+        a = ' class="l"' if k < left else ""
+        body = x[1] if isinstance(x, tuple) else _e(x)
+        return f"<{tag}{a}>{body}</{tag}>"
+
+    out = [f'<table{f" class={cls!r}" if cls else ""}><tr>' + "".join(cell("th", h, k) for k, h in enumerate(head))
+           + "</tr>"]
+    out += ["<tr>" + "".join(cell("td", x, k) for k, x in enumerate(r)) + "</tr>" for r in rows]
+    return "".join(out) + "</table>"
+
+
+def _cls(c: str) -> tuple[str, str]:
+    return ("html", f'<span class="cls {c}">{c}</span>')
+
+
+def _runs_rows(runs: list[dict], letter: str) -> list[list]:
+    longest = sorted(runs, key=lambda r: (-r["beats"], r["start_s"]))[:MAX_ROWS]
+    return [[_cls(letter), clock(r["start_s"]), clock(r["end_s"]), r["beats"], _n(r.get("rate_bpm"))]
+            for r in sorted(longest, key=lambda r: r["start_s"])]
+
+
+def ectopy_table(s: dict) -> str:
+    v, sv, b = s["ventricular"], s["supraventricular"], s["beats"]
+
+    def longest(part):
+        if not part["runs"]:
+            return "—"
+        r = max(part["runs"], key=lambda r: (r["beats"], -r["start_s"]))
+        return f"{r['beats']} beats at {clock(r['start_s'])}"
+
+    def fastest(part):
+        rated = [r for r in part["runs"] if r.get("rate_bpm") is not None]
+        if not rated:
+            return "—"
+        r = max(rated, key=lambda r: (r["rate_bpm"], -r["start_s"]))
+        return f"{r['rate_bpm']:.0f} bpm at {clock(r['start_s'])}"
+
+    hours = (s.get("analysed_s") or 0) / 3600.0
+    per_h = (lambda n: "—" if hours <= 0 else f"{n / hours:.1f}")
+    rows = [["total beats", b["V"], b["S"]], ["per hour analysed", per_h(b["V"]), per_h(b["S"])],
+            ["isolated", v["isolated"], sv["isolated"]], ["couplets", v["couplets"], sv["couplets"]],
+            ["runs (≥ 3 beats)", len(v["runs"]), len(sv["runs"])], ["longest run", longest(v), longest(sv)],
+            ["fastest run", fastest(v), fastest(sv)],
+            ["bigeminy (time)", _at(v.get("bigeminy_s") or 0), ""], ["trigeminy (time)", _at(v.get("trigeminy_s") or 0), ""]]
+    return table(["", ("html", 'ventricular (<span class="cls V">V</span>)'),
+                  ("html", 'supraventricular (<span class="cls S">S</span>)')], rows)
+
+
+def evaluation_section(ev: dict) -> str:
+    """Detection, classes and Holter figures against the reference annotations (``evaluation.json``)."""
+    out = ["<h2>Against the reference annotations</h2>"]
+    det = [["beat detection", ev.get("sensitivity"), ev.get("ppv")]]
+    for c in ("V", "S"):
+        part = (ev.get("classes") or {}).get(c)
+        if part:
+            det.append([f"class {c} (EC57 {'VEB' if c == 'V' else 'SVEB'}, n = {part.get('n')})", part.get("se"),
+                        part.get("ppv")])
+    out.append(table(["", "sensitivity", "positive predictivity"], [[a, _pct(b), _pct(c)] for a, b, c in det]))
+    ho = ev.get("holter")
+    if ho:
+        ref, ag = ho["reference"], ho["agreement"]
+        rows = []
+        for kind, name in (("ventricular", "V runs"), ("supraventricular", "S runs")):
+            m = ag[kind]["runs"]
+            rows.append([name, m["reference"], m["output"], _pct(m["se"], 0), _pct(m["ppv"], 0)])
+            m = ag[kind]["couplets"]
+            rows.append([name[0] + " couplets", m["reference"], m["output"], _pct(m["se"], 0), _pct(m["ppv"], 0)])
+        m = ag["pauses"]
+        rows.append(["pauses", m["reference"], m["output"], _pct(m["se"], 0), _pct(m["ppv"], 0)])
+        m = ag["af"]
+        rows.append(["AF episodes", m["reference"], m["output"], _pct(m["se"], 0), _pct(m["ppv"], 0)])
+        rows.append(["AF time", _at(m["reference_s"]), _at(m["output_s"]), _pct(m["duration_se"], 0),
+                     _pct(m["duration_ppv"], 0)])
+        out.append("<p class='note'>Holter figures: the reference summary from the annotations; found = a "
+                   "reference event that an output one overlaps (sensitivity), and the other way round "
+                   "(positive predictivity).</p>")
+        out.append(table(["", "reference", "beatflow", "sensitivity", "positive predictivity"], rows))
+        hr = ag["heart_rate"]
+        b = ref["beats"]
+        out.append(f"<p class='note'>Reference beats {b['total']}: "
+                   + " ".join(f'<span class="cls {c}">{c}</span> {b[c]}' for c in ("N", "S", "V", "F", "Q"))
+                   + f"; mean rate error {_n(hr['mean_bpm_error'], '{:+.1f}', ' bpm')}; minutes within 2 bpm "
+                   f"{_pct(hr['minutes_within_share'], 0)}.</p>")
+    return "".join(out)
+
+
+def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | None = None) -> str:
+    """The page (see the module docstring) from the ``holter.json`` dict, the strips' events (``strips.json``'s
+    ``events``) and ``evaluation.json``."""
+    dur, ana = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0
+    b, hr, af, h = s["beats"], s["heart_rate"], s["af"], s["hrv"]
+    out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(s['record'])}: Holter report"
+           f"</title><style>{CSS}</style></head><body>",
+           f"<h1>Holter report — record {_e(s['record'])}</h1>",
+           f"<p class='sub'>Recorded {clock(dur)}, analysed {clock(ana)} ({_pct(ana / dur if dur else None)}). "
+           f"Times are from the start of the recording (hh:mm:ss).</p>"]
+
+    out.append("<div class='grid'><div><h2>Beats</h2>")
+    out.append(table(["class", "beats", "share"],
+                     [[_cls(c), b[c], _pct(b[c] / b["total"] if b["total"] else None)] for c in ("N", "S", "V", "F", "Q")]
+                     + [["total", b["total"], ""]]))
+    out.append("</div>")
+    out.append("<div><h2>Heart rate</h2>")
+    out.append(table(["", "bpm", "at"], [["mean", _n(hr["mean_bpm"]), ""],
+                                         ["minimum (minute)", _n(hr["min_bpm"]), _at(hr["min_at_s"])],
+                                         ["maximum (minute)", _n(hr["max_bpm"]), _at(hr["max_at_s"])]]))
+    out.append("</div><div><h2>Heart rate variability</h2>")
+    out.append(table(["NN intervals", "value"], [["SDNN", _n(h["sdnn_ms"], unit=" ms")],
+                                                 ["SDANN (5 min)", _n(h["sdann_ms"], unit=" ms")],
+                                                 ["SDNN index", _n(h["sdnn_index_ms"], unit=" ms")],
+                                                 ["rMSSD", _n(h["rmssd_ms"], unit=" ms")], ["pNN50", _pct(h["pnn50"])]]))
+    out.append("</div></div>")
+    out.append("<p class='note'>AAMI classes: N normal (and bundle-branch, escape), S supraventricular ectopic, "
+               "V ventricular ectopic, F fusion, Q unclassifiable.</p>")
+
+    out.append("<h2>Ectopy</h2>" + ectopy_table(s))
+    runs = _runs_rows(s["ventricular"]["runs"], "V") + _runs_rows(s["supraventricular"]["runs"], "S")
+    if runs:
+        n_all = len(s["ventricular"]["runs"]) + len(s["supraventricular"]["runs"])
+        shown = "" if len(runs) == n_all else f" (the {MAX_ROWS} longest of each class)"
+        out.append(f"<p class='note'>Runs{shown}:</p>")
+        out.append(table(["class", "from", "to", "beats", "rate (bpm)"], runs))
+
+    pauses = s["pauses"]
+    out.append("<div class='grid'><div>")
+    if pauses:
+        longest = max(pauses, key=lambda p: p["duration_s"])
+        out.append(f"<h2>Pauses (RR ≥ 2.0 s): {len(pauses)}</h2><p class='sub'>longest "
+                   f"{longest['duration_s']:.2f} s at {clock(longest['start_s'])}</p>")
+        top = sorted(pauses, key=lambda p: -p["duration_s"])[:MAX_ROWS]
+        out.append(table(["at", "duration (s)"], [[clock(p["start_s"]), f"{p['duration_s']:.2f}"] for p in top]))
+    else:
+        out.append("<h2>Pauses (RR ≥ 2.0 s): none</h2>")
+    out.append("</div><div>")
+    eps = af["episodes"]
+    af_time = sum(e["end_s"] - e["start_s"] for e in eps)
+    out.append(f"<h2>Atrial fibrillation / flutter: {len(eps)} episode{'s' if len(eps) != 1 else ''}</h2>"
+               f"<p class='sub'>burden {_pct(af['burden'])} ({clock(af_time)})</p>")
+    if eps:
+        top = sorted(sorted(eps, key=lambda e: e["start_s"] - e["end_s"])[:MAX_ROWS], key=lambda e: e["start_s"])
+        out.append(table(["from", "to", "duration"], [[clock(e["start_s"]), clock(e["end_s"]),
+                                                      clock(e["end_s"] - e["start_s"])] for e in top]))
+    out.append("</div></div>")
+
+    out.append("<h2>Hourly</h2>")
+    out.append(table(["hour from", "beats", "mean bpm", "min bpm", "max bpm", ("html", '<span class="cls V">V</span>'),
+                      ("html", '<span class="cls S">S</span>'), "pauses"],
+                     [[clock(r["start_s"]), r["beats"], _n(r["mean_bpm"]), _n(r["min_bpm"]), _n(r["max_bpm"]), r["V"],
+                       r["S"], r["pauses"]] for r in s["hourly"]]))
+
+    if events is not None:
+        out.append("<h2>Event strips</h2>")
+        if events:
+            out.append("<p class='note'>10 s of every lead for each event, numbered as in the event-strips "
+                       "figure (next in this report).</p>")
+            out.append(table(["#", "at", "event", "rate (bpm)"],
+                             [[e["number"], e["clock"], e["title"], _n(e.get("rate_bpm"))] for e in events],
+                             left=3))
+        else:
+            out.append("<p>No events to show.</p>")
+    if evaluation:
+        out.append(evaluation_section(evaluation))
+    if s.get("notes"):
+        out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in s["notes"]) + "</ul>")
+    out.append("<p class='note'>Definitions: docs/contracts.md (holter.json). Rates are 60 / mean RR; minimum "
+               "and maximum over whole minutes.</p></body></html>\n")
+    return "".join(out)
+
+
+def write_page(path, summary: dict, events: list[dict] | None = None, evaluation: dict | None = None) -> None:
+    with atomic_path(Path(path)) as tmp:
+        Path(tmp).write_text(render_page(summary, events, evaluation), encoding="utf-8")
+
+
+def write_record_report(record: str, holter_path, scores_path, signal_path, page_path, strips_png, strips_json,
+                        evaluation_path=None) -> None:
+    """Rule ``holter_report``: the strips (PNG and JSON) and the page."""
+    from beatflow.io.tables import read_frame
+    from beatflow.report.strips import write_strips
+
+    summary = json.loads(Path(holter_path).read_text())
+    scores = read_frame(scores_path, columns=["beat", "time_s", "score", "anomaly", "reason", "class", "family"])
+    events = write_strips(record, summary, scores, signal_path, strips_png, strips_json)
+    evaluation = json.loads(Path(evaluation_path).read_text()) if evaluation_path else None
+    write_page(page_path, summary, [e.as_json() for e in events], evaluation)
+    log.info("report page %s: %s", record, page_path)
+
+
+def holter_report(job) -> None:
+    """The stage of rule ``holter_report`` (``beatflow.rules``: ``holter_report = pages.holter_report``)."""
+    evaluation = dict(job.input.items()).get("evaluation") or None  # [] without truth
+    if isinstance(evaluation, list):
+        evaluation = evaluation[0]
+    write_record_report(job.record, job.input.holter, job.input.scores, job.input.signal, job.output.page,
+                        job.output.strips_png, job.output.strips_json, evaluation or None)

@@ -1,0 +1,138 @@
+"""The record's report page: the numbers of a hand-made holter.json in their tables, the strips' list, the
+evaluation section, a self-contained small file; and the rule's stage end to end on a synthetic record."""
+
+import json
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+
+from beatflow.report.pages import render_page, write_record_report
+
+
+def summary():
+    return {
+        "record": "hand", "duration_s": 7200.0, "analysed_s": 7000.0,
+        "beats": {"total": 8000, "N": 7700, "S": 120, "V": 170, "F": 6, "Q": 4},
+        "heart_rate": {"mean_bpm": 68.6, "min_bpm": 51.2, "min_at_s": 3720.0, "max_bpm": 131.4, "max_at_s": 600.0,
+                       "minutes": []},
+        "hourly": [{"start_s": 0.0, "beats": 4300, "mean_bpm": 72.1, "min_bpm": 58.0, "max_bpm": 131.4, "V": 150,
+                    "S": 100, "pauses": 0},
+                   {"start_s": 3600.0, "beats": 3700, "mean_bpm": 61.7, "min_bpm": 51.2, "max_bpm": 77.0, "V": 20,
+                    "S": 20, "pauses": 2}],
+        "ventricular": {"isolated": 140, "couplets": 6, "bigeminy_s": 95.5, "trigeminy_s": 0.0,
+                        "runs": [{"start_s": 1234.5, "end_s": 1236.9, "beats": 9, "rate_bpm": 200.0},
+                                 {"start_s": 605.0, "end_s": 605.8, "beats": 3, "rate_bpm": 225.0}]},
+        "supraventricular": {"isolated": 110, "couplets": 5, "runs": []},
+        "pauses": [{"start_s": 4000.0, "duration_s": 2.2}, {"start_s": 5000.25, "duration_s": 3.45}],
+        "af": {"episodes": [{"start_s": 6000.0, "end_s": 6900.0}], "burden": 0.1286},
+        "hrv": {"sdnn_ms": 112.4, "sdann_ms": 88.0, "sdnn_index_ms": 47.9, "rmssd_ms": 29.5, "pnn50": 0.0734},
+        "notes": ["a note <with> markup"],
+    }
+
+
+def text_of(page: str) -> str:
+    class Text(HTMLParser):
+        parts: list = []
+
+        def handle_data(self, data):
+            self.parts.append(data)
+
+    p = Text()
+    p.parts = []
+    p.feed(page)
+    return re.sub(r"\s+", " ", " ".join(p.parts))
+
+
+def cells(page: str) -> list[list[str]]:
+    """Every table row's cells' text."""
+    rows = []
+    for row in re.findall(r"<tr>(.*?)</tr>", page):
+        rows.append([re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row)])
+    return rows
+
+
+def test_page_has_the_summary_numbers():
+    page = render_page(summary())
+    text = text_of(page)
+    rows = cells(page)
+    assert "Holter report — record hand" in text
+    assert "Recorded 02:00:00, analysed 01:56:40 (97.2 %)" in text
+    assert ["V", "170", "2.1 %"] in rows and ["total", "8000", ""] in rows
+    assert ["mean", "69", ""] in rows
+    assert ["minimum (minute)", "51", "01:02:00"] in rows and ["maximum (minute)", "131", "00:10:00"] in rows
+    assert ["SDNN", "112 ms"] in rows and ["rMSSD", "30 ms"] in rows and ["pNN50", "7.3 %"] in rows
+    assert ["runs (≥ 3 beats)", "2", "0"] in rows and ["couplets", "6", "5"] in rows
+    assert ["longest run", "9 beats at 00:20:34", "—"] in rows
+    assert ["fastest run", "225 bpm at 00:10:05", "—"] in rows
+    assert ["bigeminy (time)", "00:01:35", ""] in rows
+    assert ["per hour analysed", "87.4", "61.7"] in rows  # 170 and 120 beats in 7000 s
+    assert ["V", "00:10:05", "00:10:05", "3", "225"] in rows and ["V", "00:20:34", "00:20:36", "9", "200"] in rows
+    assert "Pauses (RR ≥ 2.0 s): 2" in text and "longest 3.45 s at 01:23:20" in text
+    assert ["01:23:20", "3.45"] in rows
+    assert "Atrial fibrillation / flutter: 1 episode" in text and "burden 12.9 % (00:15:00)" in text
+    assert ["01:40:00", "01:55:00", "00:15:00"] in rows
+    assert ["00:00:00", "4300", "72", "58", "131", "150", "100", "0"] in rows
+    assert ["01:00:00", "3700", "62", "51", "77", "20", "20", "2"] in rows
+    assert "a note <with> markup" in text and "<with>" not in page  # escaped
+    assert "Event strips" not in text and "reference annotations" not in text
+
+
+def test_page_is_small_and_self_contained():
+    page = render_page(summary(), events=[])
+    assert len(page.encode()) < 20_000
+    assert not re.search(r"(src|href)\s*=", page) and "<script" not in page and "http" not in page
+    assert "No events to show" in page
+
+
+def test_page_lists_the_strips_and_the_evaluation():
+    events = [{"number": 1, "clock": "00:20:34", "title": "Longest ventricular run: 9 V beats", "rate_bpm": 200.0},
+              {"number": 2, "clock": "01:23:20", "title": "Longest pause: 3.45 s", "rate_bpm": None}]
+    ref = summary() | {"beats": {"total": 8010, "N": 7690, "S": 125, "V": 180, "F": 10, "Q": 5}}
+    match = {"reference": 4, "output": 2, "found": 2, "true": 2, "se": 0.5, "ppv": 1.0}
+    agreement = {"heart_rate": {"mean_bpm_error": -1.25, "minutes_within_share": 0.9},
+                 "ventricular": {"runs": match, "couplets": match}, "supraventricular": {"runs": match, "couplets": match},
+                 "pauses": match, "af": {**match, "reference_s": 1000.0, "output_s": 900.0, "duration_se": 0.85,
+                                         "duration_ppv": 0.944}}
+    evaluation = {"sensitivity": 0.9971, "ppv": 0.9953,
+                  "classes": {"V": {"n": 180, "se": 0.9222, "ppv": 0.8811}, "S": {"n": 125, "se": 0.4, "ppv": 0.55}},
+                  "holter": {"reference": ref, "agreement": agreement}}
+    page = render_page(summary(), events, evaluation)
+    rows = cells(page)
+    assert ["1", "00:20:34", "Longest ventricular run: 9 V beats", "200"] in rows
+    assert ["2", "01:23:20", "Longest pause: 3.45 s", "—"] in rows
+    assert ["beat detection", "99.7 %", "99.5 %"] in rows
+    assert ["class V (EC57 VEB, n = 180)", "92.2 %", "88.1 %"] in rows
+    assert ["V runs", "4", "2", "50 %", "100 %"] in rows
+    assert ["AF time", "00:16:40", "00:15:00", "85 %", "94 %"] in rows
+    text = text_of(page)
+    assert "Reference beats 8010" in text and "mean rate error -1.2 bpm" in text
+
+
+def test_the_rule_stage_writes_strips_and_page(tmp_path):
+    from beatflow.holter.summary import summary_from_beats
+    from beatflow.io.tables import write_frame, write_signal
+
+    fs, t = 250.0, np.arange(0.5, 119.0, 0.8)
+    classes = np.where(np.arange(len(t)) % 20 == 10, "V", "N")
+    x = np.zeros(int(120 * fs), np.float32)
+    x[np.round(t * fs).astype(int)] = 1.0
+    write_signal({"ECG": x}, fs, tmp_path / "signal.parquet", gpu=False)
+    scores = {"beat": np.arange(len(t)), "peak": np.round(t * fs).astype(np.int64), "time_s": t, "split": "test",
+              "score": np.where(classes == "V", 2.0, 0.1), "anomaly": classes == "V",
+              "reason": np.where(classes == "V", "morphology", ""), "class": classes,
+              "family": np.where(classes == "V", 1, 0)}
+    import pandas as pd
+
+    write_frame(pd.DataFrame(scores), tmp_path / "scores.parquet")
+    s = summary_from_beats("mini", t, classes, 120.0)
+    (tmp_path / "holter.json").write_text(json.dumps(s))
+    out = tmp_path / "out"
+    write_record_report("mini", tmp_path / "holter.json", tmp_path / "scores.parquet", tmp_path / "signal.parquet",
+                        out / "report" / "summary.html", out / "strips.png", out / "strips.json")
+    events = json.loads((out / "strips.json").read_text())["events"]
+    assert [e["kind"] for e in events] == ["minute_fastest", "beat"]  # one rate: one minute strip
+    assert events[1]["details"]["beat"] == 10 and events[1]["clock"] == "00:00:08"
+    page = (out / "report" / "summary.html").read_text()
+    assert "Holter report — record mini" in page and "Most anomalous morphology beat: V (family 1)" in page
+    assert (out / "strips.png").stat().st_size > 10_000
