@@ -3,7 +3,7 @@ record, each named by its members' timing, then each beat by its family and its 
 Teijeiro et al. 2018: per-record clustering of shapes and rules on timing; QRS features after de Chazal et
 al. 2004). Every constant is in seconds or a ratio to the record's own dominant beat.
 
-1. *QRS features* (:func:`qrs_features`). Each kept beat's QRS, both leads (``QRS_BEFORE_S`` to
+1. *QRS features* (:func:`compare`). Each kept beat's QRS, both leads (``QRS_BEFORE_S`` to
    ``QRS_AFTER_S`` about its R peak, each lead divided by the VAE's lead scale, so leads weigh by their
    signal-to-noise), against a template, at the shift within ``SHIFT_S`` where they correlate best: the
    correlation, the amplitude ratio and the width ratio (RMS time spread of the slope energy).
@@ -14,15 +14,17 @@ al. 2004). Every constant is in seconds or a ratio to the record's own dominant 
    match its family's median (correlation below ``MEMBER_CORR``) has family −1 (unlike any family) and is
    classed on its own.
 3. *Family class* (:func:`family_classes`). A family whose median QRS matches the dominant one's is
-   supraventricular. One whose QRS differs is ventricular when its members come early (the median interval
-   before them below ``V_COUPLING`` of the dominant family's median, each against the local sinus RR)
-   or, over half of them, early with a pause after them; otherwise it is the same rhythm
-   conducted differently (bundle branch block, rate-dependent aberrancy, escape beats): ``N``.
-4. *Beat class* (:func:`classify`). Members of a ventricular family are ``V``. A beat of a supraventricular or
-   conduction-variant family is ``S`` when premature (the rhythm ratio's early test, widened by the local RR
-   spread, so irregularity in atrial fibrillation is not prematurity), else ``N``. A beat of family −1 is
-   ``V`` when its QRS differs from the dominant one and it is premature, ``S`` when only premature, else
-   ``N``. Beats without a shape (pruned: interval out of range, the last beat) are ``Q``.
+   supraventricular. One whose QRS differs is the same rhythm conducted otherwise (``N``: bundle branch block,
+   aberrancy, escape beats) when its members come in runs of ``CONDUCTION_RUN`` beats or late (``ESCAPE``);
+   else it is ventricular when its QRS is unlike the dominant one (median correlation below ``V_CORR``,
+   early or on time: late-coupled ventricular beats) or when it is early (median coupling below
+   ``V_COUPLING`` × the dominant family's, and ``V_EARLY_SHARE`` of its members premature).
+4. *Beat class* (:func:`classify`). Members of a ventricular family are ``V``; so is a beat of family −1
+   whose QRS differs from the dominant one and that is premature, or unlike it (``V_CORR``) and not late.
+   Any other beat is ``S`` or ``N`` by its timing (:func:`supraventricular`: premature against the sinus
+   interval, a short-long pair, or a run; never in an irregular rhythm, where irregularity is not
+   prematurity), and ``N`` right after a beat without a shape. Beats without a shape (pruned: interval out of
+   range, the last beat) are ``Q``. Fusion (``F``) is not assigned.
 
 An anomaly (``scores.parquet``) is a beat whose score passes 1 (shape or timing, :mod:`beatflow.score.scores`),
 whose class is ``S``, ``V`` or ``F``, or whose shape is unlike any family (family −1).
@@ -48,7 +50,8 @@ V_EARLY_SHARE = 0.5  # ... when this share of its members is premature (the rhyt
 V_CORR = 0.6  # ... and, early or not, one whose QRS correlates with the dominant one below this
 RUN_SLACK = 1.1  # a beat continues a supraventricular run with an interval up to this x the previous one ...
 RUN_EARLY = 0.5  # ... while at least this far (of the threshold) early against the sinus interval
-S_EARLY = 0.5
+S_EARLY = 0.5  # a beat this far (of the threshold) early is S when the next interval is longer by the threshold
+IRREGULAR = 1.2  # no S where the early threshold is widened past this x its regular value (atrial fibrillation)
 CHUNK = 8192  # rows compared at a time
 
 
@@ -231,12 +234,15 @@ def family_classes(fam: dict, coupling: np.ndarray, early: np.ndarray) -> np.nda
 
 
 def supraventricular(parts, ventricular: np.ndarray, rr_window: int) -> np.ndarray:
-    """Per beat, whether it is a supraventricular ectopic beat: not ``ventricular`` and premature, or
-    continuing a run that such a beat began (its interval at most ``RUN_SLACK`` × the previous one's and still
-    ``RUN_EARLY`` of the way to premature). Premature: earlier than ``parts.early_at`` (widened by the local RR
-    spread) against the sinus interval, the geometric mean of the typical-interval estimate (``parts.typical``)
-    and the upper quartile of the ``rr_window`` nearest intervals that neither end nor start at a ventricular
-    beat (with bigeminy about, the pause after a ventricular beat is no sinus interval)."""
+    """Per beat, whether it is a supraventricular ectopic beat (not ``ventricular``). The sinus interval is the
+    geometric mean of the typical-interval estimate (``parts.typical``) and the upper quartile of the
+    ``rr_window`` nearest intervals that neither end nor start at a ventricular beat (the pause after a
+    ventricular beat is no sinus interval). A beat is S when its interval is shorter than that by more than
+    ``parts.early_at``; or by ``S_EARLY`` of it when the next interval is longer than its own by the
+    threshold (a premature beat and the pause after it); or when it continues a run that an S beat began (its
+    interval at most ``RUN_SLACK`` × the previous one's and still ``RUN_EARLY`` of the threshold early). Where
+    the rhythm is irregular (``parts.early_at`` widened past ``IRREGULAR`` × ``parts.regular_early_at``: atrial
+    fibrillation, without P waves and so without atrial premature beats), no beat is S."""
     from beatflow.score.scores import UPPER_QUARTILE, _nearest_quantiles
 
     log_rr = parts.log_rr
@@ -249,7 +255,8 @@ def supraventricular(parts, ventricular: np.ndarray, rr_window: int) -> np.ndarr
     early = np.nan_to_num((reference - log_rr) / parts.early_at, nan=0.0)
     with np.errstate(invalid="ignore"):
         contrast = np.nan_to_num((np.r_[log_rr[1:], np.nan] - log_rr) / parts.early_at, nan=0.0)
-    ectopic = ((early > 1) | ((early > S_EARLY) & (contrast > 1))) & ~ventricular
+    regular = parts.early_at <= IRREGULAR * parts.regular_early_at
+    ectopic = ((early > 1) | ((early > S_EARLY) & (contrast > 1))) & ~ventricular & regular
     prev_rr = np.r_[np.nan, log_rr[:-1]]
     with np.errstate(invalid="ignore"):
         may_continue = ~ventricular & (early > RUN_EARLY) & (log_rr <= prev_rr + np.log(RUN_SLACK))

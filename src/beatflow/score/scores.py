@@ -67,13 +67,14 @@ class Timing:
     """Per beat, in log units of the interval since the previous beat (NaN where there is none): ``log_rr``,
     the ``reference`` (log of the local sinus RR; ``typical`` its estimate from typical intervals alone), and
     the thresholds of an early (``early_at``) and a late (``late_at``) interval, widened by the local RR spread
-    in an irregular rhythm."""
+    in an irregular rhythm from their regular value (``regular_early_at``, a number)."""
 
     log_rr: np.ndarray
     reference: np.ndarray
     early_at: np.ndarray
     late_at: np.ndarray
     typical: np.ndarray
+    regular_early_at: float
 
     @property
     def early(self) -> np.ndarray:
@@ -103,7 +104,7 @@ def timing(peaks: np.ndarray, p: ScoreParams, morph: np.ndarray | None = None) -
     spread = np.nan_to_num((high - low) / IQR_TO_SD, nan=0.0)
     z = norm.ppf(p.quantile)
     return Timing(x, reference, np.maximum(math.log(1 / p.premature), z * spread),
-                  np.maximum(math.log(p.pause), z * spread), nearest_typical)
+                  np.maximum(math.log(p.pause), z * spread), nearest_typical, math.log(1 / p.premature))
 
 
 def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float, p: ScoreParams,
