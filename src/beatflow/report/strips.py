@@ -351,6 +351,37 @@ def draw_strips(events: list[Event], leads: dict, fs: float, scores, record: str
     return fig
 
 
+def _palette() -> list[tuple[int, int, int]]:
+    """The figure's colours and their blends with its backgrounds (anti-aliased edges): at most 256."""
+    from matplotlib.colors import to_rgb
+
+    base = ["#ffffff", "#000000", "#333333", "#444444", "#999999", GRID_MAJOR, GRID_MINOR, SPAN_COLOUR,
+            *CLASS_COLOURS.values(), *REASON_COLOURS.values()]
+    rgb = [np.array(to_rgb(c)) for c in dict.fromkeys(base)]
+    backgrounds = rgb[:1] + [np.array(to_rgb(c)) for c in (GRID_MAJOR, GRID_MINOR, SPAN_COLOUR)]
+    out = list(rgb)
+    for c in rgb:
+        for b in backgrounds:
+            out += [a * c + (1 - a) * b for a in (0.25, 0.5, 0.75)]
+    colours = list(dict.fromkeys(tuple(int(round(255 * v)) for v in c) for c in out))
+    return colours[:256]
+
+
+def save_png(fig, path) -> None:
+    """The figure as an 8-bit palette PNG of :func:`_palette`'s colours (no dithering): a quarter of the RGB
+    file's size, the class colours kept exactly (a median-cut palette loses the rare ones)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    image = Image.fromarray(np.asarray(canvas.buffer_rgba())[..., :3])
+    colours = _palette()
+    pal = Image.new("P", (1, 1))
+    pal.putpalette([v for c in colours for v in c] + [0] * 3 * (256 - len(colours)))
+    image.quantize(palette=pal, dither=Image.Dither.NONE).save(path, format="PNG", optimize=True)
+
+
 def write_strips(record: str, summary: dict, scores, signal_path, png_path, json_path=None,
                  max_af: int = MAX_AF, max_beats: int = MAX_BEATS) -> list[Event]:
     """Select the events, draw them from ``signal.parquet`` and write the PNG (and the events as JSON)
@@ -363,7 +394,7 @@ def write_strips(record: str, summary: dict, scores, signal_path, png_path, json
     leads, _ = read_signal(signal_path, select_backend("cpu"), names[:3])
     fig = draw_strips(events, leads, fs, scores, record)
     with atomic_path(Path(png_path)) as tmp:
-        fig.savefig(tmp, format="png", dpi=DPI)
+        save_png(fig, tmp)
     if json_path is not None:
         write_events(events, record, json_path)
     log.info("strips %s: %d events", record, len(events))
