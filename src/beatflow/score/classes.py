@@ -68,12 +68,13 @@ def _windows(x, scale, peak_row: int, fs: float):
 
 
 def _spread(seg):
-    """RMS time spread (samples) of the slope energy of ``seg`` ``[..., channels, W]`` summed over leads."""
-    e = (seg[..., 1:] - seg[..., :-1]).pow(2).sum(-2)
-    t = np.arange(e.shape[-1], dtype=np.float64)
+    """RMS time spread (samples) of the slope energy of ``seg`` ``[..., channels, W]`` summed over leads, above
+    its median (the noise floor: the QRS holds well under half of the window)."""
     import torch
 
-    t = torch.as_tensor(t, dtype=e.dtype, device=e.device)
+    e = (seg[..., 1:] - seg[..., :-1]).pow(2).sum(-2)
+    e = (e - e.median(-1, keepdim=True).values).clamp_min(0)
+    t = torch.as_tensor(np.arange(e.shape[-1], dtype=np.float64), dtype=e.dtype, device=e.device)
     total = e.sum(-1).clamp_min(1e-30)
     centre = (e * t).sum(-1) / total
     return ((e * (t - centre[..., None]) ** 2).sum(-1) / total).sqrt()
