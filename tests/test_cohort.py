@@ -54,6 +54,12 @@ def test_summary_matches_each_record(cohort_run):
         assert row.anomalies_rhythm == (scores.reason == "rhythm").sum()
         assert row.mean_hr_bpm == pytest.approx(kw["hr_bpm"], rel=0.1)
         assert row.backend == read_metadata(out / "scores.parquet")["backend"] and row.backend in {"cpu", "gpu"}
+        for c in ("N", "S", "V", "F", "Q"):
+            assert row[f"beats_{c}"] == (scores["class"] == c).sum()
+        assert row.families == scores.family.max() + 1 and row.beats_N > row.beats - row.beats_N
+        if name != NO_TRUTH:
+            classes = json.loads((out / "evaluation.json").read_text())["classes"]
+            assert row.V_se == classes["V"]["se"] and row.normal_misclassified == classes["normal_misclassified"]
         for stage in ("ingest", "segment", "embed", "train", "score", "plot"):
             bench = pd.read_csv(cohort_run / "logs" / name / f"{stage}.benchmark.tsv", sep="\t")
             assert row[f"wall_s_{stage}"] == pytest.approx(bench.s.iloc[0])
@@ -93,3 +99,9 @@ def test_a_record_without_truth_is_left_out_of_the_evaluation(cohort_run):
     per_record = [json.loads((cohort_run / "results" / name / "evaluation.json").read_text()) for name in with_truth]
     assert cohort["records"] == len(with_truth)
     assert cohort["detection"]["true_positives"] == sum(e["true_positives"] for e in per_record)
+    k = cohort["classes"]
+    assert k["records"] == len(with_truth)
+    for label in ("V", "S"):
+        assert k[label]["tp"] == sum(e["classes"][label]["tp"] for e in per_record)
+        assert k[label]["n"] == sum(e["classes"][label]["n"] for e in per_record)
+    assert k["confusion"]["N"]["N"] == sum(e["classes"]["confusion"]["N"]["N"] for e in per_record)

@@ -1,4 +1,5 @@
-"""cohort: one row per record from its outputs and Snakemake benchmark files → ``results/cohort/summary.parquet``,
+"""cohort: one row per record from its outputs and Snakemake benchmark files → ``results/cohort/summary.parquet``
+(beats of each class, morphology families, anomalies by reason; with truth the detection and class figures),
 and a cohort figure (anomalies per hour by reason, heart rate) for the report."""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ log = logging.getLogger("beatflow")
 
 
 def record_summary(record: str, scores_path, signal_path, benchmarks: dict[str, Path]) -> dict:
-    """Duration, beats, mean heart rate, anomalies by reason, backend and seconds per stage of one record."""
+    """Duration, beats (and of each class), morphology families, mean heart rate, anomalies by reason, backend and
+    seconds per stage of one record."""
     import pyarrow.parquet as pq
 
     from beatflow.io.tables import read_frame, read_metadata, signal_info
@@ -33,6 +35,10 @@ def record_summary(record: str, scores_path, signal_path, benchmarks: dict[str, 
         "anomalies_rhythm": int(reasons.get("rhythm", 0)),
         "backend": read_metadata(scores_path).get("backend", "unknown"),
     }
+    if "class" in scores:
+        counts = scores["class"].value_counts()
+        row.update({f"beats_{c}": int(counts.get(c, 0)) for c in CLASSES})
+        row["families"] = int(scores.family.max()) + 1
     for stage, path in benchmarks.items():
         row[f"wall_s_{stage}"] = _benchmark_seconds(path)
     return row
@@ -71,12 +77,19 @@ def cohort_plot(table):
 
 
 EVALUATION_COLUMNS = ("sensitivity", "ppv", "f1", "normal_flagged")
+CLASSES = ("N", "S", "V", "F", "Q")
 
 
 def evaluation_columns(evaluation: dict) -> dict:
-    """A record's detection figures, share of normal beats flagged, and AUROC of each class against N."""
+    """A record's detection figures, share of normal beats flagged, AUROC of each class against N and, with
+    classes, the V and S sensitivity and +P (EC57) and the share of normal beats classed other than N."""
     row = {k: evaluation[k] for k in EVALUATION_COLUMNS}
     row.update({f"auroc_{label}": v["auroc"] for label, v in evaluation["per_label"].items()})
+    classes = evaluation.get("classes")
+    if classes is not None:
+        for label in ("V", "S"):
+            row[f"{label}_se"], row[f"{label}_ppv"] = classes[label]["se"], classes[label]["ppv"]
+        row["normal_misclassified"] = classes["normal_misclassified"]
     return row
 
 
