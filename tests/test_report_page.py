@@ -91,7 +91,8 @@ def test_page_lists_the_strips_and_the_evaluation():
     ref = summary() | {"beats": {"total": 8010, "N": 7690, "S": 125, "V": 180, "F": 10, "Q": 5}}
     match = {"reference": 4, "output": 2, "found": 2, "true": 2, "se": 0.5, "ppv": 1.0}
     agreement = {"heart_rate": {"mean_bpm_error": -1.25, "minutes_within_share": 0.9},
-                 "ventricular": {"runs": match, "couplets": match}, "supraventricular": {"runs": match, "couplets": match},
+                 "ventricular": {"runs": match, "couplets": match},
+                 "supraventricular": {"runs": match, "couplets": match},
                  "pauses": match, "af": {**match, "reference_s": 1000.0, "output_s": 900.0, "duration_se": 0.85,
                                          "duration_ppv": 0.944}}
     evaluation = {"sensitivity": 0.9971, "ppv": 0.9953,

@@ -125,7 +125,8 @@ def test_events_of_a_known_record(record):
     assert [round(e.at_s, 1) for e in beats] == [100.5, 170.0, 30.8]
     assert [e.details["reason"] for e in beats] == ["morphology", "rhythm", "morphology"]
     assert beats[0].details["family"] == 2 and beats[0].details["score"] == 9.0
-    assert beats[0].details["rr_before_s"] == pytest.approx(1.0) and beats[0].details["rr_after_s"] == pytest.approx(1.0)
+    assert beats[0].details["rr_before_s"] == pytest.approx(1.0)
+    assert beats[0].details["rr_after_s"] == pytest.approx(1.0)
     for e in events:
         assert 0.0 <= e.start_s and e.end_s <= DURATION and e.end_s - e.start_s == pytest.approx(STRIP_S)
         assert e.start_s <= e.at_s <= e.end_s
@@ -169,7 +170,8 @@ def test_traces_are_the_signal_band_passed(record):
 
 def test_write_strips_png_and_json(record, tmp_path):
     d, summary, scores = record
-    events = write_strips("syn", summary, scores, d / "signal.parquet", tmp_path / "strips.png", tmp_path / "strips.json")
+    events = write_strips("syn", summary, scores, d / "signal.parquet", tmp_path / "strips.png",
+                          tmp_path / "strips.json")
     png = (tmp_path / "strips.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     from PIL import Image

@@ -94,7 +94,8 @@ def ectopy_table(s: dict) -> str:
             ["isolated", v["isolated"], sv["isolated"]], ["couplets", v["couplets"], sv["couplets"]],
             ["runs (≥ 3 beats)", len(v["runs"]), len(sv["runs"])], ["longest run", longest(v), longest(sv)],
             ["fastest run", fastest(v), fastest(sv)],
-            ["bigeminy (time)", _at(v.get("bigeminy_s") or 0), ""], ["trigeminy (time)", _at(v.get("trigeminy_s") or 0), ""]]
+            ["bigeminy (time)", _at(v.get("bigeminy_s") or 0), ""],
+            ["trigeminy (time)", _at(v.get("trigeminy_s") or 0), ""]]
     return table(["", ("html", 'ventricular (<span class="cls V">V</span>)'),
                   ("html", 'supraventricular (<span class="cls S">S</span>)')], rows)
 
@@ -150,7 +151,8 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
 
     out.append("<div class='grid'><div><h2>Beats</h2>")
     out.append(table(["class", "beats", "share"],
-                     [[_cls(c), b[c], _pct(b[c] / b["total"] if b["total"] else None)] for c in ("N", "S", "V", "F", "Q")]
+                     [[_cls(c), b[c], _pct(b[c] / b["total"] if b["total"] else None)]
+                      for c in ("N", "S", "V", "F", "Q")]
                      + [["total", b["total"], ""]]))
     out.append("</div>")
     out.append("<div><h2>Heart rate</h2>")
@@ -161,7 +163,8 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
     out.append(table(["NN intervals", "value"], [["SDNN", _n(h["sdnn_ms"], unit=" ms")],
                                                  ["SDANN (5 min)", _n(h["sdann_ms"], unit=" ms")],
                                                  ["SDNN index", _n(h["sdnn_index_ms"], unit=" ms")],
-                                                 ["rMSSD", _n(h["rmssd_ms"], unit=" ms")], ["pNN50", _pct(h["pnn50"])]]))
+                                                 ["rMSSD", _n(h["rmssd_ms"], unit=" ms")],
+                                                 ["pNN50", _pct(h["pnn50"])]]))
     out.append("</div></div>")
     out.append("<p class='note'>AAMI classes: N normal (and bundle-branch, escape), S supraventricular ectopic, "
                "V ventricular ectopic, F fusion, Q unclassifiable.</p>")
