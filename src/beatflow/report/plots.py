@@ -56,7 +56,8 @@ def save(obj, stem: Path) -> None:
 
 
 def latent_plot(latent, record: str):
-    """Held-out beats in the latent space (first two principal components), coloured by score."""
+    """Held-out beats in the latent space (first two principal components), coloured by score; the hover names
+    each beat's class and family when ``latent`` has them."""
     hv = load_holoviews()
     z = latent[[c for c in latent.columns if c.startswith("z")]].to_numpy(np.float64)
     z = z - z.mean(axis=0)
@@ -65,7 +66,9 @@ def latent_plot(latent, record: str):
     elif z.shape[1] == 1:
         z = np.column_stack([z[:, 0], np.zeros(len(z))])
     data = {"pc1": z[:, 0], "pc2": z[:, 1], "score": latent["score"].to_numpy(), "beat": latent["beat"].to_numpy()}
-    points = hv.Points(data, kdims=["pc1", "pc2"], vdims=["score", "beat"])
+    extra = [c for c in ("class", "family") if c in latent]
+    data.update({c: latent[c].to_numpy() for c in extra})
+    points = hv.Points(data, kdims=["pc1", "pc2"], vdims=["score", "beat", *extra])
     title = f"{record}: latent space of held-out beats (colour: anomaly score)"
     return points.opts(
         hv.opts.Points(color="score", cmap="viridis", clim=(0, 2), colorbar=True, title=title, backend="bokeh",
@@ -94,16 +97,22 @@ def trace_density(x: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS, chunk: i
     return image, (lo, hi)
 
 
-def trace_plot(x: np.ndarray, fs: float, lead: str, flagged_t, flagged_v, record: str):
-    """The whole recording as a density image (:func:`trace_density`), with flagged beats marked."""
+def trace_plot(x: np.ndarray, fs: float, lead: str, flagged_t, flagged_v, record: str, flagged_class=None):
+    """The whole recording as a density image (:func:`trace_density`), with flagged beats marked; their classes
+    (``flagged_class``) in the hover and counted in the legend."""
     hv = load_holoviews()
     image, (lo, hi) = trace_density(x)
     density = hv.Image(image, bounds=(0.0, lo, x.shape[0] / fs, hi), kdims=["time_s", lead], vdims=["samples"])
-    marks = hv.Scatter((np.asarray(flagged_t), np.asarray(flagged_v)), "time_s", lead, label="flagged beats")
+    classes = np.full(len(flagged_t), "", dtype=object) if flagged_class is None else np.asarray(flagged_class)
+    names, counts = np.unique(classes.astype(str), return_counts=True)
+    label = "flagged beats" + (" (" + ", ".join(f"{n} {c}" for n, c in zip(names, counts) if n) + ")"
+                               if flagged_class is not None and len(classes) else "")
+    marks = hv.Scatter({"time_s": np.asarray(flagged_t), lead: np.asarray(flagged_v), "class": classes.astype(str)},
+                       "time_s", [lead, "class"], label=label)
     title = f"{record}: {lead}, {len(flagged_t)} flagged beats"
     return (density * marks).opts(
         hv.opts.Image(cmap="Blues", cnorm="eq_hist", width=1100, height=320, title=title, backend="bokeh"),
-        hv.opts.Scatter(color="red", size=5, backend="bokeh"),
+        hv.opts.Scatter(color="red", size=5, tools=["hover"], backend="bokeh"),
         hv.opts.Image(cmap="Blues", cnorm="eq_hist", backend="matplotlib"),
         hv.opts.Scatter(color="red", s=8, backend="matplotlib"),
         hv.opts.Overlay(title=title, aspect=4, fig_size=400, backend="matplotlib"))
@@ -126,15 +135,15 @@ def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record:
 
 def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str, record: str):
     """The most anomalous beats (first lead, ``rows`` [k, L]) each over the median normal beat ``normal`` [L],
-    stacked top to bottom by score in one panel and labelled with time, reason and score. One panel renders
-    in a fraction of a second; a layout of k panels took 5 s (docs/design.md)."""
+    stacked top to bottom by score in one panel and labelled with time, class and family, reason and score. One
+    panel renders in a fraction of a second; a layout of k panels took 5 s (docs/design.md)."""
     hv = load_holoviews()
     t = np.arange(rows.shape[1]) / fs
     step = 1.1 * max(float(np.ptp(rows)) if rows.size else 0.0, float(np.ptp(normal)), 1e-6)
     offsets = -step * np.arange(len(rows))
     gray = [np.column_stack([t, normal + o]) for o in offsets]
     red = [np.column_stack([t, row + o]) for row, o in zip(rows, offsets)]
-    text = [f"beat {int(b.beat)} @ {clock(b.time_s)}: {b.reason or 'top score'} {b.score:.2f}"
+    text = [f"beat {int(b.beat)} @ {clock(b.time_s)}: {_class_of(b)}{b.reason or 'top score'} {b.score:.2f}"
             for _, b in info.iterrows()]
     labels = hv.Labels((np.full(len(rows), t[-1]), offsets + 0.35 * step, text), ["time (s)", lead], "beat")
     title = f"{record}: {len(rows)} most anomalous beats (red) over the median normal beat (grey)"
@@ -144,6 +153,13 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
         hv.opts.Labels(horizontalalignment="right", size=8, color="black", yaxis=None, backend="matplotlib"),
         hv.opts.Overlay(title=title, width=700, height=60 * max(len(rows), 4), yaxis=None, backend="bokeh"),
         hv.opts.Overlay(title=title, fig_inches=(8, 0.6 * max(len(rows), 4)), yaxis=None, backend="matplotlib"))
+
+
+def _class_of(beat) -> str:
+    """``"class V, family 2: "`` for a scores row with a class (``""`` without)."""
+    if "class" not in beat:
+        return ""
+    return f"class {beat['class']}, family {int(beat['family'])}: " if "family" in beat else f"class {beat['class']}: "
 
 
 def _coloured(path, color: str):
@@ -177,8 +193,13 @@ def plot(record: str, paths: dict, out_dir, seg) -> None:
     signals, _ = read_signal(paths["signal"], select_backend("cpu"), leads[:1])
     lead, x = leads[0], signals[leads[0]]
     flagged = scores[scores.anomaly]
-    save(trace_plot(x, fs, lead, flagged.time_s.to_numpy(), x[flagged.peak.to_numpy()], record), out_dir / "trace")
-    save(latent_plot(read_frame(paths["latent"]), record), out_dir / "latent")
+    classes = flagged["class"].to_numpy() if "class" in flagged else None
+    save(trace_plot(x, fs, lead, flagged.time_s.to_numpy(), x[flagged.peak.to_numpy()], record, classes),
+         out_dir / "trace")
+    latent = read_frame(paths["latent"])
+    if "class" in scores:
+        latent = latent.merge(scores[["beat", "class", "family"]], on="beat", how="left")
+    save(latent_plot(latent, record), out_dir / "latent")
     save(lengths_plot(beats.length.to_numpy() / fs, seg.min_rr_s, seg.max_rr_s, record), out_dir / "lengths")
 
     kept = scores[scores.split != "pruned"].reset_index(drop=True)
