@@ -54,7 +54,8 @@ def check_model(results: Path, *, epochs: int, latent_dim: int = 8, train_fracti
 
 def check_scores(results: Path, beats: pd.DataFrame, *, fs: float, train_fraction: float = 0.75) -> pd.DataFrame:
     scores = pd.read_parquet(results / "scores.parquet")
-    assert list(scores.columns) == ["beat", "peak", "time_s", "split", "score", "anomaly", "reason"]
+    assert list(scores.columns) == ["beat", "peak", "time_s", "split", "score", "anomaly", "reason", "class",
+                                    "family"]
     assert (scores.beat == beats.beat).all() and (scores.peak == beats.peak).all()
     np.testing.assert_allclose(scores.time_s, scores.peak / fs)
     assert set(scores.split) <= {"train", "test", "pruned"}
@@ -62,7 +63,12 @@ def check_scores(results: Path, beats: pd.DataFrame, *, fs: float, train_fractio
     kept = scores[scores.split != "pruned"]
     assert (kept.split == "train").mean() == pytest.approx(train_fraction, abs=0.01)
     assert set(scores.reason) <= {"", "morphology", "rhythm"}
-    assert ((scores.reason != "") == scores.anomaly).all() and (scores.anomaly == (scores.score > 1)).all()
+    assert set(scores["class"]) <= set("NSVFQ") and (scores.family >= -1).all()
+    # an anomaly: a score above 1, an ectopic class, or a kept beat whose shape is unlike any family
+    ectopic = scores["class"].isin(["S", "V", "F"])
+    unlike_any_family = (scores.split != "pruned") & (scores.family < 0)
+    assert ((scores.reason != "") == scores.anomaly).all()
+    assert (scores.anomaly == ((scores.score > 1) | ectopic | unlike_any_family)).all()
     return scores
 
 
@@ -153,14 +159,31 @@ def report_files(html: str) -> dict[str, bytes]:
     return {m.group(1): base64.b64decode(m.group(2)) for m in found}
 
 
+FRAME_URI_LIMIT = 2 * 1024 * 1024  # Chromium shows no frame whose address (the data URI) is longer (issue 26)
+REPORT_PAGES = ("report/summary.html", "plots/strips.png")  # rule holter_report
+
+
+def report_results(html: str) -> dict[str, dict]:
+    """The report's ``results`` object: result path -> its entry (``mime_type``, ``data_uri``, …)."""
+    start = html.index("var results = {") + len("var results = ")
+    return json.JSONDecoder().raw_decode(html, start)[0]
+
+
 def check_report(report: Path, run: Path, records: list[str], *, cohort: bool = False) -> dict[str, bytes]:
-    """The report embeds each record's figures (every plot, PNG and HTML) byte for byte as they are in
-    ``run``/results, and the cohort figures when ``cohort``; returns the embedded files."""
-    embedded = report_files(Path(report).read_text())
-    expected = [f"results/{r}/plots/{name}.{ext}" for r in records for name in PLOTS for ext in ("png", "html")]
-    expected += [f"results/cohort/cohort.{ext}" for ext in ("png", "html")] if cohort else []
+    """The report embeds each record's summary page, event strips and every figure's PNG byte for byte as they
+    are in ``run``/results (the cohort figure's too when ``cohort``), and no HTML file that a browser would
+    refuse to show in its frame (the interactive figures, each with BokehJS inlined, stay beside the report);
+    returns the embedded files."""
+    text = Path(report).read_text()
+    embedded = report_files(text)
+    expected = [f"results/{r}/plots/{name}.png" for r in records for name in PLOTS]
+    expected += [f"results/{r}/{page}" for r in records for page in REPORT_PAGES]
+    expected += ["results/cohort/cohort.png"] if cohort else []
     missing = sorted(set(expected) - set(embedded))
     assert not missing, f"the report lacks {missing} (it embeds {sorted(embedded)})"
     for path in expected:
         assert embedded[path] == (run / path).read_bytes(), f"the report's {path} differs from the file"
+    too_big = {path: len(r["data_uri"]) for path, r in report_results(text).items()
+               if r["mime_type"] == "text/html" and len(r["data_uri"]) > FRAME_URI_LIMIT}
+    assert not too_big, f"HTML files a browser shows blank in the report's frame (data URI characters): {too_big}"
     return embedded

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from conftest import copy_project, snakemake
-from contracts import check_evaluation, check_holter, check_report
+from contracts import check_evaluation, check_holter, check_report, check_scores
 
 pytestmark = pytest.mark.workflow
 
@@ -49,16 +49,7 @@ def test_model_contract(demo_run):
 
 def test_scores_contract(demo_run):
     beats = pd.read_parquet(results(demo_run) / "beats.parquet")
-    scores = pd.read_parquet(results(demo_run) / "scores.parquet")
-    assert list(scores.columns) == ["beat", "peak", "time_s", "split", "score", "anomaly", "reason"]
-    assert (scores.beat == beats.beat).all() and (scores.peak == beats.peak).all()
-    np.testing.assert_allclose(scores.time_s, scores.peak / 250.0)
-    assert set(scores.split) <= {"train", "test", "pruned"}
-    assert ((scores.split == "pruned") == ~beats.kept).all()
-    kept = scores[scores.split != "pruned"]
-    assert (kept.split == "train").mean() == pytest.approx(0.75, abs=0.01)
-    assert set(scores.reason) <= {"", "morphology", "rhythm"}
-    assert ((scores.reason != "") == scores.anomaly).all() and (scores.anomaly == (scores.score > 1)).all()
+    check_scores(results(demo_run), beats, fs=250.0)
 
 
 def test_latent_contract(demo_run):
@@ -160,13 +151,13 @@ def test_nothing_to_do_after_a_complete_run(demo_run):
 def test_segment_edit_reruns_segment_and_downstream_not_ingest(edited_run):
     run, config = edited_run
     config.write_text(config.read_text().replace("nms_window_s: 0.3 ", "nms_window_s: 0.25 "))
-    assert scheduled(run) == {"segment", "embed", "train", "score", "plot", "evaluate"}
+    assert scheduled(run) == {"segment", "embed", "train", "score", "plot", "holter", "evaluate"}
 
 
 def test_train_edit_reruns_train_and_downstream_not_segment(edited_run):
     run, config = edited_run
     config.write_text(config.read_text().replace("epochs: 20", "epochs: 21"))
-    assert scheduled(run) == {"train", "score", "plot", "evaluate"}
+    assert scheduled(run) == {"train", "score", "plot", "holter", "evaluate"}
 
 
 def test_bad_config_value_is_rejected_before_any_job(tmp_path):
