@@ -1,6 +1,6 @@
 """Event strips: 10 s of the real waveform for each event a cardiologist checks in a Holter report, drawn as on
-ECG paper (all leads in mV, a 0.2 s × 0.5 mV grid with 0.04 s × 0.1 mV minor lines, each beat's AAMI class
-as a coloured letter at its R peak, RR intervals in seconds, clock time on the axis).
+ECG paper (the first three leads in mV, a 0.2 s × 0.5 mV grid with 0.04 s × 0.1 mV minor lines, each beat's
+AAMI class as a coloured letter at its R peak, RR intervals in seconds, clock time on the axis).
 
 The events (:func:`select_events`), from ``holter.json`` and ``scores.parquet``, in this order:
 
@@ -187,12 +187,14 @@ def _beat_events(scores, time_s, valid, duration_s: float, max_beats: int) -> li
     return out
 
 
-def select_events(summary: dict, scores, max_af: int = MAX_AF, max_beats: int = MAX_BEATS) -> list[Event]:
+def select_events(summary: dict, scores, max_af: int = MAX_AF, max_beats: int = MAX_BEATS,
+                  duration_s: float | None = None) -> list[Event]:
     """The record's strips (see the module docstring). ``scores``: ``scores.parquet`` as pandas (columns
-    ``beat``, ``time_s``, ``score``, ``anomaly``, ``reason``, ``class``, ``family``)."""
+    ``beat``, ``time_s``, ``score``, ``anomaly``, ``reason``, ``class``, ``family``); ``duration_s``: the
+    record's, where the summary has none."""
     from beatflow.holter.summary import analysable
 
-    duration_s = float(summary.get("duration_s") or 0.0)
+    duration_s = float(summary.get("duration_s") or duration_s or 0.0)
     scores = scores.sort_values("time_s", kind="stable").reset_index(drop=True)
     time_s = scores.time_s.to_numpy(np.float64)
     valid = analysable(time_s, scores["class"].astype(str).to_numpy(), ())
@@ -389,9 +391,9 @@ def write_strips(record: str, summary: dict, scores, signal_path, png_path, json
     from beatflow.backend import select_backend
     from beatflow.io.tables import read_signal, signal_info
 
-    events = select_events(summary, scores, max_af, max_beats)
     fs, names = signal_info(signal_path)
     leads, _ = read_signal(signal_path, select_backend("cpu"), names[:3])
+    events = select_events(summary, scores, max_af, max_beats, duration_s=len(leads[names[0]]) / fs)
     fig = draw_strips(events, leads, fs, scores, record)
     with atomic_path(Path(png_path)) as tmp:
         save_png(fig, tmp)
