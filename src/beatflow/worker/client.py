@@ -54,8 +54,8 @@ def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | No
         try:
             channel = _connect(run, group, index)
             if channel is None:
-                if index == 0:  # Snakemake did not start the workers (hooks off): start the other groups' too
-                    start_workers(job.config, but=GROUP_OF[job.rule])
+                if index == 0 and not run.log_path(group, 0).exists():  # no worker yet (Snakemake's hooks off)
+                    start_workers(job.config, but=GROUP_OF[job.rule])  # start the other groups' too
                 channel = _start(run, group, index, job.config)
         except PermissionError as exc:
             return None, str(exc)
