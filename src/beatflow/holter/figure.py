@@ -50,6 +50,9 @@ def heart_rate_plot(summary: dict):
              f"(burden {100 * (summary['af']['burden'] or 0):.1f} %), "
              f"{len(runs['ventricular'])} V runs, {len(runs['supraventricular'])} S runs")
     xlim = (0.0, max((summary["duration_s"] or 60.0) / 3600.0, 1 / 60))
+    rates = np.concatenate([lo, hi, [r["rate_bpm"] for part in runs.values() for r in part if r["rate_bpm"]]])
+    top = float(np.nanmax(rates)) if rates.size and np.isfinite(rates).any() else 120.0
+    ylim = (0.0, 1.3 * top)  # room above the data for the legend
     return (af * band * line * v * s).opts(
         hv.opts.VSpans(color="orange", alpha=0.25, backend="bokeh"),
         hv.opts.VSpans(color="orange", alpha=0.25, backend="matplotlib"),
@@ -60,8 +63,21 @@ def heart_rate_plot(summary: dict):
         hv.opts.Scatter(size=7, backend="bokeh"), hv.opts.Scatter(s=25, backend="matplotlib"),
         hv.opts.Overlay(title=title, width=1100, height=360, xticks=ticks, xlim=xlim, legend_position="top_left",
                         xlabel=x, ylabel=y, backend="bokeh"),
-        hv.opts.Overlay(title=title, aspect=3.5, fig_size=300, xticks=ticks, xlim=xlim, legend_position="top_left",
-                        xlabel=x, ylabel=y, backend="matplotlib"))
+        hv.opts.Overlay(title=title, aspect=3.5, fig_size=300, xticks=ticks, xlim=xlim, ylim=ylim, xlabel=x, ylabel=y,
+                        hooks=[_legend], backend="matplotlib"))
+
+
+def _legend(plot, element) -> None:
+    """The PNG's legend, with the band and the AF shading (holoviews' matplotlib legend leaves areas out)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [Line2D([], [], color="navy", linewidth=1.2, label="per minute: mean"),
+               Patch(color="steelblue", alpha=0.3, label="per minute: slowest–fastest beat"),
+               Patch(color="orange", alpha=0.25, label="AF/flutter"),
+               Line2D([], [], color="crimson", marker="o", linestyle="", label="V runs (≥ 3), at their rate"),
+               Line2D([], [], color="darkorange", marker="^", linestyle="", label="S runs (≥ 3), at their rate")]
+    plot.handles["axis"].legend(handles=handles, loc="upper left", fontsize=8, ncols=3, framealpha=0.85)
 
 
 def write_heart_rate_figure(summary: dict, stem) -> None:
