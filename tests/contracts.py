@@ -81,9 +81,21 @@ def check_latent(results: Path, scores: pd.DataFrame, *, latent_dim: int = 8) ->
 
 
 def check_plots(results: Path) -> None:
+    """Every figure as PNG and HTML; the event strips (PNG, and their list: each event inside the record, its
+    strip 10 s or the record) and the report page (rule holter_report)."""
     for name in PLOTS:
         assert (results / "plots" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
         assert "<html" in (results / "plots" / f"{name}.html").read_text()[:2000].lower(), name
+    assert (results / "plots" / "strips.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    strips = json.loads((results / "plots" / "strips.json").read_text())
+    duration_s = json.loads((results / "holter.json").read_text())["duration_s"]
+    assert strips["record"] == results.name and [e["number"] for e in strips["events"]] == list(
+        range(1, len(strips["events"]) + 1))
+    for e in strips["events"]:
+        assert 0 <= e["start_s"] <= e["at_s"] <= e["end_s"] <= duration_s + 1e-6, e
+        assert abs(e["end_s"] - e["start_s"] - min(strips["strip_s"], duration_s)) < 1e-6, e
+    page = (results / "report" / "summary.html").read_text()
+    assert f"Holter report — record {results.name}" in page and len(page.encode()) < 200_000
 
 
 HOLTER_KEYS = {"record", "duration_s", "analysed_s", "beats", "heart_rate", "hourly", "ventricular",

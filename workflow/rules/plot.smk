@@ -1,5 +1,7 @@
 rule plot:
-    """Latent space, datashaded trace, beat lengths, anomaly gallery: HTML (bokeh) and PNG, in the report.
+    """Latent space, datashaded trace, beat lengths, anomaly gallery: HTML (bokeh) and PNG. The PNGs go in the
+    report; the interactive HTML files stay beside it in results/{record}/plots/: each inlines BokehJS
+    (~2.9 MB), and a browser refuses to show an embedded file of over 2 MiB (the report's frames were blank).
     On the CPU whatever the device (faster than the GPU path was), so it holds no GPU slot."""
     input:
         signal="results/{record}/signal.parquet",
@@ -8,60 +10,36 @@ rule plot:
         scores="results/{record}/scores.parquet",
         latent="results/{record}/latent.parquet",
     output:
-        latent_html=report(
-            "results/{record}/plots/latent.html",
-            caption="../report/latent.rst",
-            category="{record}",
-            subcategory="Latent space of held-out beats",
-            labels={"record": "{record}", "figure": "latent", "format": "interactive"},
-        ),
+        latent_html="results/{record}/plots/latent.html",
         latent_png=report(
             "results/{record}/plots/latent.png",
             caption="../report/latent.rst",
             category="{record}",
-            subcategory="Latent space of held-out beats",
+            subcategory="7 · Latent space of held-out beats",
             labels={"record": "{record}", "figure": "latent", "format": "image"},
         ),
-        trace_html=report(
-            "results/{record}/plots/trace.html",
-            caption="../report/trace.rst",
-            category="{record}",
-            subcategory="Whole recording",
-            labels={"record": "{record}", "figure": "trace", "format": "interactive"},
-        ),
+        trace_html="results/{record}/plots/trace.html",
         trace_png=report(
             "results/{record}/plots/trace.png",
             caption="../report/trace.rst",
             category="{record}",
-            subcategory="Whole recording",
+            subcategory="4 · Whole recording",
             labels={"record": "{record}", "figure": "trace", "format": "image"},
         ),
-        lengths_html=report(
-            "results/{record}/plots/lengths.html",
-            caption="../report/lengths.rst",
-            category="{record}",
-            subcategory="Beat lengths",
-            labels={"record": "{record}", "figure": "lengths", "format": "interactive"},
-        ),
+        lengths_html="results/{record}/plots/lengths.html",
         lengths_png=report(
             "results/{record}/plots/lengths.png",
             caption="../report/lengths.rst",
             category="{record}",
-            subcategory="Beat lengths",
+            subcategory="6 · Beat lengths",
             labels={"record": "{record}", "figure": "lengths", "format": "image"},
         ),
-        gallery_html=report(
-            "results/{record}/plots/gallery.html",
-            caption="../report/gallery.rst",
-            category="{record}",
-            subcategory="Most anomalous beats",
-            labels={"record": "{record}", "figure": "gallery", "format": "interactive"},
-        ),
+        gallery_html="results/{record}/plots/gallery.html",
         gallery_png=report(
             "results/{record}/plots/gallery.png",
             caption="../report/gallery.rst",
             category="{record}",
-            subcategory="Most anomalous beats",
+            subcategory="5 · Most anomalous beats",
             labels={"record": "{record}", "figure": "gallery", "format": "image"},
         ),
     params:

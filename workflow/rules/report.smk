@@ -1,0 +1,36 @@
+rule holter_report:
+    """The record's report page (holter.json as a Holter report's tables, the list of event strips, with truth
+    the figures against the reference) and the event strips: 10 s of every lead for each event a cardiologist
+    checks (longest and fastest V run, longest pause, fastest and slowest minute, AF onsets, the most anomalous
+    beats by reason and family). CPU only: it holds no GPU slot. The subcategories' numbers order the
+    record's part of the report (Snakemake sorts them by name)."""
+    input:
+        signal="results/{record}/signal.parquet",
+        scores="results/{record}/scores.parquet",
+        holter="results/{record}/holter.json",
+        # with truth, the figures against the reference go on the page
+        evaluation=lambda w: [f"results/{w.record}/evaluation.json"] if RECORDS.loc[w.record, "truth"] else [],
+    output:
+        page=report(
+            "results/{record}/report/summary.html",
+            caption="../report/summary.rst",
+            category="{record}",
+            subcategory="1 · Holter summary",
+            labels={"record": "{record}", "figure": "summary", "format": "page"},
+        ),
+        strips_png=report(
+            "results/{record}/plots/strips.png",
+            caption="../report/strips.rst",
+            category="{record}",
+            subcategory="2 · Event strips",
+            labels={"record": "{record}", "figure": "event strips", "format": "image"},
+        ),
+        strips_json="results/{record}/plots/strips.json",
+    log:
+        "logs/{record}/holter_report.log",
+    benchmark:
+        "logs/{record}/holter_report.benchmark.tsv"
+    conda:
+        "../../environment.yml"
+    script:
+        "../../scripts/holter_report.py"
