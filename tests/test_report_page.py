@@ -137,3 +137,29 @@ def test_the_rule_stage_writes_strips_and_page(tmp_path):
     page = (out / "report" / "summary.html").read_text()
     assert "Holter report — record mini" in page and "Most anomalous morphology beat: V (family 1)" in page
     assert (out / "strips.png").stat().st_size > 10_000
+
+
+def test_cohort_page_has_a_row_per_record_and_the_totals(tmp_path):
+    from beatflow.report.pages import write_cohort_page
+
+    a = summary()
+    b = json.loads(json.dumps(summary())) | {"record": "other", "duration_s": 1800.0, "analysed_s": 1800.0}
+    b["beats"] = {"total": 2000, "N": 1990, "S": 0, "V": 10, "F": 0, "Q": 0}
+    b["ventricular"]["runs"], b["pauses"], b["af"] = [], [], {"episodes": [], "burden": 0.0}
+    paths = []
+    for s in (a, b):
+        paths.append(tmp_path / f"{s['record']}.json")
+        paths[-1].write_text(json.dumps(s))
+    ev = tmp_path / "ev.json"
+    ev.write_text(json.dumps({"sensitivity": 0.998, "ppv": 0.9961, "classes": {"V": {"se": 0.9, "ppv": 0.8}}}))
+    write_cohort_page(tmp_path / "cohort.html", ["hand", "other"], paths, {"other": ev})
+    page = (tmp_path / "cohort.html").read_text()
+    rows = cells(page)
+    assert "Cohort — 2 records" in text_of(page)
+    assert rows[1][:12] == ["hand", "02:00:00", "97.2 %", "8000", "7700", "120", "170", "6", "4", "69", "51", "131"]
+    assert rows[1][12:19] == ["2", "9", "0", "2", "3.45", "12.9 %", "112"]
+    assert rows[1][19:] == ["—"] * 6  # no evaluation for this record
+    assert rows[2][0] == "other" and rows[2][19:] == ["99.8 %", "99.6 %", "90.0 %", "80.0 %", "—", "—"]
+    # totals: 2 h 30 min recorded, 8000 + 2000 beats, 2 V runs, 2 pauses, AF 900 s over 8800 s analysed
+    assert rows[3][:9] == ["all 2", "02:30:00", "97.8 %", "10000", "9690", "120", "180", "6", "4"]
+    assert rows[3][12] == "2" and rows[3][15] == "2" and rows[3][17] == "10.2 %"

@@ -34,3 +34,29 @@ rule holter_report:
         "../../environment.yml"
     script:
         "../../scripts/holter_report.py"
+
+
+rule cohort_report:
+    """The cohort page: one row per record from its holter.json (and with truth its evaluation.json), and the
+    totals. Target: `snakemake cohort_report` (beside `snakemake cohort`)."""
+    input:
+        holter=expand("results/{record}/holter.json", record=RECORDS.index),
+        evaluations=expand("results/{record}/evaluation.json", record=TRUTH_RECORDS),
+    output:
+        page=report(
+            "results/cohort/report.html",
+            caption="../report/cohort_page.rst",
+            category="cohort",
+            labels={"figure": "records", "format": "page"},
+        ),
+    params:
+        records=list(RECORDS.index),
+        truth_records=TRUTH_RECORDS,
+    log:
+        "logs/cohort_report.log",
+    benchmark:
+        "logs/cohort_report.benchmark.tsv"
+    conda:
+        "../../environment.yml"
+    script:
+        "../../scripts/cohort_report.py"

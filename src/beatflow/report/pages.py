@@ -223,6 +223,75 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
     return "".join(out)
 
 
+def cohort_rows(summaries: dict[str, dict], evaluations: dict[str, dict] | None = None) -> tuple[list[str], list[list]]:
+    """The cohort table: one row per record from its ``holter.json`` (and ``evaluation.json`` where given),
+    then a row of the totals (counts summed; rates and HRV left out)."""
+    evaluations = evaluations or {}
+    head = ["record", "recorded", "analysed", "beats", "N", "S", "V", "F", "Q", "mean bpm", "min bpm", "max bpm",
+            "V runs", "longest V run", "S runs", "pauses", "longest pause (s)", "AF burden", "SDNN (ms)"]
+    with_truth = any(evaluations.get(r) for r in summaries)
+    if with_truth:
+        head += ["detection Se", "detection +P", "V Se", "V +P", "S Se", "S +P"]
+    rows, total = [], {"duration_s": 0.0, "analysed_s": 0.0, "beats": dict.fromkeys(("total", *"NSVFQ"), 0),
+                       "v_runs": 0, "s_runs": 0, "pauses": 0, "af_s": 0.0}
+    for record, s in summaries.items():
+        b, hr, v, sv = s["beats"], s["heart_rate"], s["ventricular"], s["supraventricular"]
+        longest_v = max((r["beats"] for r in v["runs"]), default=None)
+        longest_p = max((p["duration_s"] for p in s["pauses"]), default=None)
+        dur, ana = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0
+        row = [record, clock(dur), _pct(ana / dur if dur else None), b["total"], *(b[c] for c in "NSVFQ"),
+               _n(hr["mean_bpm"]), _n(hr["min_bpm"]), _n(hr["max_bpm"]), len(v["runs"]), _n(longest_v),
+               len(sv["runs"]), len(s["pauses"]), _n(longest_p, "{:.2f}"), _pct(s["af"]["burden"]),
+               _n(s["hrv"]["sdnn_ms"])]
+        if with_truth:
+            ev = evaluations.get(record) or {}
+            classes = ev.get("classes") or {}
+            row += [_pct(ev.get("sensitivity")), _pct(ev.get("ppv"))]
+            row += [_pct((classes.get(c) or {}).get(k)) for c in ("V", "S") for k in ("se", "ppv")]
+        rows.append(row)
+        total["duration_s"] += dur
+        total["analysed_s"] += ana
+        for k in total["beats"]:
+            total["beats"][k] += b[k]
+        total["v_runs"] += len(v["runs"])
+        total["s_runs"] += len(sv["runs"])
+        total["pauses"] += len(s["pauses"])
+        total["af_s"] += sum(e["end_s"] - e["start_s"] for e in s["af"]["episodes"])
+    t = total
+    rows.append([f"all {len(summaries)}", clock(t["duration_s"]),
+                 _pct(t["analysed_s"] / t["duration_s"] if t["duration_s"] else None), t["beats"]["total"],
+                 *(t["beats"][c] for c in "NSVFQ"), "", "", "", t["v_runs"], "", t["s_runs"], t["pauses"], "",
+                 _pct(t["af_s"] / t["analysed_s"] if t["analysed_s"] else None), ""] + [""] * (6 if with_truth else 0))
+    return head, rows
+
+
+def render_cohort_page(summaries: dict[str, dict], evaluations: dict[str, dict] | None = None) -> str:
+    """The cohort page: :func:`cohort_rows` as one table (self-contained HTML, as the record's page)."""
+    head, rows = cohort_rows(summaries, evaluations)
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>cohort: Holter summaries</title>"
+            f"<style>{CSS} body{{max-width:none}} td,th{{padding:2px 6px}} td{{white-space:nowrap}}</style>"
+            "</head><body>"
+            f"<h1>Cohort — {len(summaries)} record{'s' if len(summaries) != 1 else ''}</h1>"
+            "<p class='sub'>One row per record from its holter.json (and evaluation.json with truth); the last "
+            "row sums the counts and the times (AF burden: AF time over analysed time).</p>"
+            + table(head, rows) + "</body></html>\n")
+
+
+def write_cohort_page(path, records: list[str], holter_paths, evaluation_paths: dict[str, str] | None = None) -> None:
+    """Rule ``cohort_report``: the cohort page from the records' ``holter.json`` (and ``evaluation.json``)."""
+    summaries = {r: json.loads(Path(p).read_text()) for r, p in zip(records, holter_paths, strict=True)}
+    evaluations = {r: json.loads(Path(p).read_text()) for r, p in (evaluation_paths or {}).items()}
+    with atomic_path(Path(path)) as tmp:
+        Path(tmp).write_text(render_cohort_page(summaries, evaluations), encoding="utf-8")
+    log.info("cohort page: %d records in %s", len(records), path)
+
+
+def cohort_report(job) -> None:
+    """The stage of rule ``cohort_report`` (``beatflow.rules``: ``cohort_report = pages.cohort_report``)."""
+    evaluations = dict(zip(job.par.truth_records, job.input.evaluations, strict=True))
+    write_cohort_page(job.output.page, job.par.records, job.input.holter, evaluations)
+
+
 def write_page(path, summary: dict, events: list[dict] | None = None, evaluation: dict | None = None) -> None:
     with atomic_path(Path(path)) as tmp:
         Path(tmp).write_text(render_page(summary, events, evaluation), encoding="utf-8")
