@@ -89,14 +89,17 @@ def compare(windows, template, width: int, shift: int):
     tc = template - template.mean(-1, keepdim=True)
     t_norm = tc.pow(2).sum().sqrt().clamp_min(1e-12)
     t_width = _spread(template[None])[0].clamp_min(1e-6)
+    channels = windows.shape[1]
+    kernel = tc[None].to(windows.dtype)  # [1, channels, W]: the sum over leads of the window times the template
     out = []
     for chunk in windows.split(CHUNK):
-        corrs = []
-        for s in range(2 * shift + 1):
-            seg = chunk[:, :, s:s + width]
-            seg = seg - seg.mean(-1, keepdim=True)
-            corrs.append((seg * tc).sum((1, 2)) / (seg.pow(2).sum((1, 2)).sqrt() * t_norm).clamp_min(1e-12))
-        corr, best = torch.stack(corrs, 1).max(1)
+        # each shift's dot product with the (zero-mean) template, and its centred energy, as convolutions
+        dot = torch.nn.functional.conv1d(chunk, kernel)[:, 0]
+        c1 = torch.nn.functional.pad(chunk.double().cumsum(-1), (1, 0))  # running sums: each shift's window sum
+        c2 = torch.nn.functional.pad((chunk.double() ** 2).cumsum(-1), (1, 0))
+        s1, s2 = c1[..., width:] - c1[..., :-width], c2[..., width:] - c2[..., :-width]
+        energy = (s2 - s1 * s1 / width).sum(1).clamp_min(0).to(dot.dtype)
+        corr, best = (dot / (energy.sqrt() * t_norm).clamp_min(1e-12)).max(1)
         idx = best[:, None, None] + torch.arange(width, device=chunk.device)[None, None, :]
         seg = torch.gather(chunk, 2, idx.expand(-1, chunk.shape[1], -1))
         seg = seg - seg.mean(-1, keepdim=True)
