@@ -13,6 +13,11 @@ them; the row is judged at its closest T-wave alignment, and the beat after an a
 (the previous beat's spill) from the template. The VAE's reconstruction error, the seed's score, ranked rare
 abnormal shapes below noisy normal beats (measured: AUROC 0.89 against 1.00 on a 2 h record with 1 %
 aberrant beats, docs/design.md).
+
+Each beat also gets an AAMI class and a morphology family (:mod:`beatflow.score.classes`), from the same latent
+means, the rows' QRS complexes and the same timing (:func:`timing`). ``anomaly`` is ``score > 1``, or a class
+``S``, ``V`` or ``F``, or a kept beat unlike any family (family −1); ``reason`` names the larger part of the
+score either way.
 """
 
 from __future__ import annotations
