@@ -74,6 +74,17 @@ def test_bundle_branch_block_record_is_not_ventricular():
     assert figures(cls, labels, kept, "V", "V") >= (0.95, 0.95)
 
 
+def test_isolated_aberrant_beats_on_time_after_a_p_wave_are_n():
+    """Isolated wide beats on time and after the sinus P wave (synth ``L``: aberrant conduction) are N, the
+    ventricular beats (no P wave, early) V."""
+    spec = synth.SynthSpec(duration_s=600, pvc_rate=0.03, pac_rate=0.0, aberrant_rate=0.03, seed=7)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    cls, _, labels, kept = classes_of(times, labels)
+    aberrant = (labels == "L") & kept
+    assert aberrant.sum() >= 10 and (cls[aberrant] == "N").mean() >= 0.9
+    assert figures(cls, labels, kept, "V", "V") >= (0.95, 0.95)
+
+
 def test_irregular_rhythm_is_not_supraventricular():
     """Atrial-fibrillation-like intervals (log RR with a 0.15 standard deviation) and normal QRS: irregularity
     is not prematurity, so (almost) no beat is S."""

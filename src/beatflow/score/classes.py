@@ -17,8 +17,10 @@ al. 2004). Every constant is in seconds or a ratio to the record's own dominant 
    supraventricular. One whose QRS differs is the same rhythm conducted otherwise (``N``: bundle branch block,
    aberrancy, escape beats) when its members come in runs of ``CONDUCTION_RUN`` beats or late (``ESCAPE``);
    else it is ventricular when its QRS is unlike the dominant one (median correlation below ``V_CORR``,
-   early or on time: late-coupled ventricular beats) or when it is early (median coupling below
-   ``V_COUPLING`` × the dominant family's, and ``V_EARLY_SHARE`` of its members premature).
+   early or on time: late-coupled ventricular beats; not when on time and its median row before the QRS
+   window holds the dominant beat's P wave, ``P_CORR``, ``P_AMPLITUDE``: aberrant conduction) or when it is
+   early (median coupling below ``V_COUPLING`` × the dominant family's, and ``V_EARLY_SHARE`` of its members
+   premature).
 4. *Beat class* (:func:`classify`). Members of a ventricular family are ``V``; so is a beat of family −1
    whose QRS differs from the dominant one and that is premature, or unlike it (``V_CORR``) and not late.
    Any other beat is ``S`` or ``N`` by its timing (:func:`supraventricular`: premature against the sinus
@@ -52,6 +54,8 @@ RUN_SLACK = 1.1  # a beat continues a supraventricular run with an interval up t
 RUN_EARLY = 0.5  # ... while at least this far (of the threshold) early against the sinus interval
 S_EARLY = 0.5  # a beat this far (of the threshold) early is S when the next interval is longer by the threshold
 IRREGULAR = 1.2  # no S where the early threshold is widened past this x its regular value (atrial fibrillation)
+P_CORR = 0.8  # an on-time differing family whose median P-wave stretch matches the dominant one's at this ...
+P_AMPLITUDE = 2.0  # ... correlation and within this amplitude ratio is conducted (a sinus P wave before it): N
 CHUNK = 8192  # rows compared at a time
 
 
@@ -153,8 +157,10 @@ def _matches(corr, amp, width) -> np.ndarray:
 def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: np.ndarray) -> dict:
     """Morphology families of the rows of tensor ``x`` (kept beats): ``family`` per row (0 = dominant, −1 =
     none) and each row's QRS ``corr``, ``amplitude`` and ``width`` against the dominant family's median QRS,
-    and ``same`` per family (its median QRS matches the dominant one's). ``latent_z``: latent means in units of
-    the record's normal spread; ``typical``: rows of typical shape (the first template)."""
+    and per family ``same`` (its median QRS matches the dominant one's) and ``p_like`` (its median row before
+    the QRS window matches the dominant family's there, at the best shift within ``SHIFT_S``: the same P
+    wave). ``latent_z``: latent means in units of the record's normal spread; ``typical``: rows of typical
+    shape (the first template)."""
     import torch
 
     windows, width, shift = _windows(x, scale, peak_row, fs)
@@ -200,7 +206,18 @@ def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: 
         same[fam] = bool(_matches(*(np.array([v]) for v in (np.median(corr[rows]), np.median(amp[rows]),
                                                                np.median(wid[rows]))))[0])
     family = np.where(member_corr < MEMBER_CORR, -1, family)
-    return {"family": family, "corr": corr, "amplitude": amp, "width": wid, "same": same}
+    head = max(2, peak_row - round(QRS_BEFORE_S * fs))  # the row before the QRS window: the P wave
+    p_scale = torch.as_tensor(scale, dtype=x.dtype, device=x.device)[None, :, None]
+    p_waves = [x[torch.as_tensor(np.flatnonzero(family == f), device=x.device), :, :head].div(p_scale)
+               .median(0).values if (family == f).any() else None for f in range(len(counts))]
+    p_like = np.zeros(len(counts), bool)
+    if p_waves and p_waves[0] is not None and head > 2 * shift + 2:
+        ref = p_waves[0][:, shift:head - shift]
+        for f, w in enumerate(p_waves):
+            if w is not None:
+                c, a, _, _ = compare(w[None], ref, head - 2 * shift, shift)
+                p_like[f] = c[0] >= P_CORR and 1 / P_AMPLITUDE <= a[0] <= P_AMPLITUDE
+    return {"family": family, "corr": corr, "amplitude": amp, "width": wid, "same": same, "p_like": p_like}
 
 
 def run_lengths(family: np.ndarray) -> np.ndarray:
@@ -219,7 +236,8 @@ def family_classes(fam: dict, coupling: np.ndarray, early: np.ndarray) -> np.nda
     dominant family's: escape beats); otherwise it is ventricular when early (median coupling below
     ``V_COUPLING`` × the dominant family's) or, on time, when its QRS is unlike the dominant one (median
     correlation below ``V_CORR``: a late-coupled ventricular beat, where a shape that merely varies with
-    respiration or position keeps its QRS)."""
+    respiration or position keeps its QRS), unless on time and preceded by the dominant beat's P wave
+    (``p_like``: a conducted beat)."""
     family = fam["family"]
     runs = run_lengths(family)
     out = np.full(len(fam["same"]), "N", dtype=object)
@@ -230,7 +248,7 @@ def family_classes(fam: dict, coupling: np.ndarray, early: np.ndarray) -> np.nda
             continue
         timing = np.nanmedian(coupling[rows]) / dominant_coupling
         conducted = np.median(runs[rows]) >= CONDUCTION_RUN or timing >= ESCAPE
-        unlike = np.median(fam["corr"][rows]) < V_CORR
+        unlike = np.median(fam["corr"][rows]) < V_CORR and not (timing >= V_COUPLING and fam["p_like"][f])
         premature = timing < V_COUPLING and np.mean(early[rows] > 1) >= V_EARLY_SHARE
         if not conducted and (unlike or premature):
             out[f] = "V"
