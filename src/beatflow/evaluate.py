@@ -13,6 +13,7 @@ confusion table of PhysioNet's ``bxb``. The cohort's gross and record-average fi
 from __future__ import annotations
 
 import json
+import pathlib
 
 import numpy as np
 
@@ -244,7 +245,7 @@ def write_evaluation(record: str, truth_path, scores_path, signal_path, out_path
     from beatflow.errors import BeatflowError
     from beatflow.io.atomic import atomic_path
     from beatflow.io.tables import read_frame, signal_info
-    from beatflow.io.truth import read_truth
+    from beatflow.io.truth import is_annotation_file, read_truth
 
     try:
         truth, excluded = read_truth(truth_path)
@@ -252,6 +253,10 @@ def write_evaluation(record: str, truth_path, scores_path, signal_path, out_path
         raise BeatflowError(exc.problem, record=record, path=str(truth_path)) from exc
     fs, _ = signal_info(signal_path)
     result = {"record": record, **evaluate(truth, read_frame(scores_path), fs, excluded)}
+    if is_annotation_file(pathlib.Path(truth_path)):  # rhythm annotations: the Holter summary against the reference's
+        from beatflow.holter import holter_evaluation
+
+        result["holter"] = holter_evaluation(record, scores_path, signal_path, truth_path)
     with atomic_path(out_path) as tmp:
         tmp.write_text(json.dumps(result, indent=2) + "\n")
     return result
