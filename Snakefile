@@ -19,6 +19,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/plot.smk"
 include: "workflow/rules/holter.smk"
+include: "workflow/rules/report.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/cohort.smk"
 

@@ -75,6 +75,14 @@ def holter(job: Job) -> None:
     write_heart_rate_figure(summary, Path(job.output.heart_rate_png).with_suffix(""))
 
 
+def holter_report(job: Job) -> None:
+    from beatflow.report.pages import write_record_report
+
+    evaluation = job.input.evaluation  # a list: one file with truth, none without
+    write_record_report(job.record, job.input.holter, job.input.scores, job.input.signal, job.output.page,
+                        job.output.strips_png, job.output.strips_json, evaluation[0] if evaluation else None)
+
+
 def evaluate(job: Job) -> None:
     from beatflow.evaluate import write_evaluation
 
@@ -93,6 +101,13 @@ def cohort(job: Job) -> None:
                  job.output.evaluation)
 
 
+def cohort_report(job: Job) -> None:
+    from beatflow.report.pages import write_cohort_page
+
+    evaluations = dict(zip(job.par.truth_records, job.input.evaluations, strict=True))
+    write_cohort_page(job.output.page, job.par.records, job.input.holter, evaluations)
+
+
 def demo_record(job: Job) -> None:
     from beatflow.synth import SynthSpec, write_record
 
@@ -100,4 +115,5 @@ def demo_record(job: Job) -> None:
     write_record(spec, job.output.csv, job.output.truth)
 
 
-RULES = {f.__name__: f for f in (ingest, segment, embed, train, score, plot, holter, evaluate, cohort, demo_record)}
+RULES = {f.__name__: f for f in (ingest, segment, embed, train, score, plot, holter, holter_report, evaluate, cohort,
+                                  cohort_report, demo_record)}

@@ -127,6 +127,7 @@ def record_outputs(record):
     base = f"results/{record}"
     outputs = [f"{base}/scores.parquet", f"{base}/latent.parquet", f"{base}/holter.json"]
     outputs += [f"{base}/plots/{name}.{ext}" for name in (*PLOTS, "heart_rate") for ext in ("html", "png")]
+    outputs += [f"{base}/report/summary.html", f"{base}/plots/strips.png", f"{base}/plots/strips.json"]
     if RECORDS.loc[record, "truth"]:
         outputs.append(f"{base}/evaluation.json")
     return outputs

@@ -31,8 +31,9 @@ GROUPS = {
                    ("torch", "beatflow.learn.train", "beatflow.score.scores", "beatflow.evaluate"),
                    ("kvikio", "torch"), warm_up=("train",)),
     # bokeh Documents and matplotlib state grow with every figure: report workers retire early
-    "report": Group(("plot", "holter", "cohort"),
-                    ("beatflow.report.plots", "beatflow.report.cohort", "beatflow.holter", "beatflow.holter.figure"),
+    "report": Group(("plot", "holter", "holter_report", "cohort", "cohort_report"),
+                    ("beatflow.report.plots", "beatflow.report.cohort", "beatflow.report.pages",
+                     "beatflow.report.strips", "beatflow.holter", "beatflow.holter.figure"),
                     max_jobs=12, max_rss_mb=1024),
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
