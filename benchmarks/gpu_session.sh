@@ -67,5 +67,5 @@ demo)
   timeout 400 python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
     --keep-logs "$OUT/runs" 2>&1 | tail -12 ;;
 esac
-cp benchmarks/results/*-"$stamp".json "$OUT/" 2>/dev/null
+cp benchmarks/results/*-"$stamp"*.json "$OUT/" 2>/dev/null  # with the warm and repeat runs
 (cd "$OUT" && [ -d runs ] && tar czf "runs-$1.tgz" runs && rm -rf runs); true
