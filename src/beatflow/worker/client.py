@@ -37,7 +37,8 @@ def start_workers(config: dict, but: str = "") -> None:
         for name, group in GROUPS.items():
             if name != but:
                 gpu_group = group.gpu_libraries and len(devices) > 1
-                _spawn(run, slot_of(name, devices[0] if gpu_group else None), 0, config)
+                for index in range(group.at_start):
+                    _spawn(run, slot_of(name, devices[0] if gpu_group else None), index, config)
 
 
 def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | None, str | None]:

@@ -21,6 +21,7 @@ class Group:
     warm_up: tuple[str, ...] = ()  # rules run once on the GPU by the group's first worker
     max_jobs: int = 200  # a worker retires after this many jobs
     max_rss_mb: int = 8192  # or when its resident memory exceeds this after a job
+    at_start: int = 1  # workers started with the run (rules of the group that run at once, as plot and holter)
 
 
 GROUPS = {
@@ -34,7 +35,7 @@ GROUPS = {
     "report": Group(("plot", "holter", "holter_report", "cohort", "cohort_report"),
                     ("beatflow.report.plots", "beatflow.report.cohort", "beatflow.report.pages",
                      "beatflow.report.strips", "beatflow.holter", "beatflow.holter.figure"),
-                    max_jobs=12, max_rss_mb=1024),
+                    max_jobs=12, max_rss_mb=1024, at_start=2),
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
 
