@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -44,11 +45,18 @@ def load_holoviews():
 
 
 def save(obj, stem: Path) -> None:
-    """Write ``stem.html`` (bokeh, BokehJS inlined so it opens offline) and ``stem.png`` (matplotlib)."""
+    """Write ``stem.html`` (bokeh, BokehJS inlined so it opens offline) and ``stem.png`` (matplotlib).
+
+    The HTML is bokeh's own page of the rendered figure: holoviews' ``save`` goes through Panel, whose page
+    adds Panel's scripts (half the file) and asks a CDN for Panel's stylesheets and a favicon (issue 26)."""
+    from bokeh.embed import file_html
+    from bokeh.resources import INLINE
+
     hv = load_holoviews()
     t0 = time.perf_counter()
+    page = file_html(hv.render(obj, backend="bokeh"), INLINE, title=stem.name)
     with atomic_path(stem.with_suffix(".html")) as tmp:
-        hv.save(obj, tmp, backend="bokeh", resources="inline", title=stem.name)
+        Path(tmp).write_text(page, encoding="utf-8")
     t1 = time.perf_counter()
     with atomic_path(stem.with_suffix(".png")) as tmp:
         hv.save(obj, tmp, backend="matplotlib", dpi=100)
@@ -102,13 +110,14 @@ def trace_plot(x: np.ndarray, fs: float, lead: str, flagged_t, flagged_v, record
     (``flagged_class``) in the hover and counted in the legend."""
     hv = load_holoviews()
     image, (lo, hi) = trace_density(x)
-    density = hv.Image(image, bounds=(0.0, lo, x.shape[0] / fs, hi), kdims=["time_s", lead], vdims=["samples"])
+    x_dim, y_dim = "time (s)", f"{lead} (mV)"  # the signal is in mV (WFDB, EDF; CSV as given)
+    density = hv.Image(image, bounds=(0.0, lo, x.shape[0] / fs, hi), kdims=[x_dim, y_dim], vdims=["samples"])
     classes = np.full(len(flagged_t), "", dtype=object) if flagged_class is None else np.asarray(flagged_class)
     names, counts = np.unique(classes.astype(str), return_counts=True)
     label = "flagged beats" + (" (" + ", ".join(f"{n} {c}" for n, c in zip(names, counts) if n) + ")"
                                if flagged_class is not None and len(classes) else "")
-    marks = hv.Scatter({"time_s": np.asarray(flagged_t), lead: np.asarray(flagged_v), "class": classes.astype(str)},
-                       "time_s", [lead, "class"], label=label)
+    marks = hv.Scatter({x_dim: np.asarray(flagged_t), y_dim: np.asarray(flagged_v), "class": classes.astype(str)},
+                       x_dim, [y_dim, "class"], label=label)
     title = f"{record}: {lead}, {len(flagged_t)} flagged beats"
     return (density * marks).opts(
         hv.opts.Image(cmap="Blues", cnorm="eq_hist", width=1100, height=320, title=title, backend="bokeh"),
@@ -133,22 +142,40 @@ def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record:
         hv.opts.Overlay(title=title, aspect=2, fig_size=200, backend="matplotlib"))
 
 
-def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str, record: str):
-    """The most anomalous beats (first lead, ``rows`` [k, L]) each over the median normal beat ``normal`` [L],
-    stacked top to bottom by score in one panel and labelled with time, class and family, reason and score. One
-    panel renders in a fraction of a second; a layout of k panels took 5 s (docs/design.md)."""
+def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str, record: str,
+                 pre_peak_s: float = 0.0):
+    """The most anomalous beats (first lead, ``rows`` [k, L], NaN past each beat's end) each over the median
+    normal beat ``normal`` [L], stacked top to bottom by score in one panel, time from the R peak (the rows start
+    ``pre_peak_s`` before it), labelled with time, class and family, reason, score and the RR intervals before
+    and after (``info``'s ``rr_before_s`` / ``rr_after_s`` where it has them), with a 1 mV bar. One panel renders
+    in a fraction of a second; a layout of k panels took 5 s (docs/design.md)."""
     hv = load_holoviews()
-    t = np.arange(rows.shape[1]) / fs
-    step = 1.1 * max(float(np.ptp(rows)) if rows.size else 0.0, float(np.ptp(normal)), 1e-6)
+    t = np.arange(rows.shape[1]) / fs - pre_peak_s
+    finite = np.concatenate([rows[np.isfinite(rows)], normal[np.isfinite(normal)], [0.0]])
+    step = 1.1 * max(float(finite.max() - finite.min()), 1e-6)
     offsets = -step * np.arange(len(rows))
     gray = [np.column_stack([t, normal + o]) for o in offsets]
     red = [np.column_stack([t, row + o]) for row, o in zip(rows, offsets)]
-    text = [f"beat {int(b.beat)} @ {clock(b.time_s)}: {_class_of(b)}{b.reason or 'top score'} {b.score:.2f}"
+
+    def rr(b) -> str:
+        before, after = b.get("rr_before_s"), b.get("rr_after_s")
+        if before is None and after is None:
+            return ""
+        seconds = [("—" if v is None or not np.isfinite(v) else f"{v:.2f}") for v in (before, after)]
+        return f", RR {seconds[0]} / {seconds[1]} s"
+
+    text = [f"beat {int(b.beat)} @ {clock(b.time_s)}: {_class_of(b)}{b.reason or 'top score'} {b.score:.2f}{rr(b)}"
             for _, b in info.iterrows()]
-    labels = hv.Labels((np.full(len(rows), t[-1]), offsets + 0.35 * step, text), ["time (s)", lead], "beat")
+    x, y = "time from the R peak (s)", f"{lead} (mV)"
+    labels = hv.Labels((np.full(len(rows), t[-1]), offsets + 0.35 * step, text), [x, y], "beat")
+    bar_y = (offsets[-1] if len(offsets) else 0.0) - 0.5 * step
+    bar = _coloured(hv.Path([np.array([[t[0], bar_y], [t[0], bar_y + 1.0]])], [x, y]), "black")
+    bar_label = hv.Labels(([t[0] + 0.01], [bar_y + 0.5], ["1 mV"]), [x, y], "scale")
     title = f"{record}: {len(rows)} most anomalous beats (red) over the median normal beat (grey)"
-    paths = _coloured(hv.Path(gray, ["time (s)", lead]), "gray") * _coloured(hv.Path(red, ["time (s)", lead]), "crimson")
-    return (paths * labels).opts(
+    paths = _coloured(hv.Path(gray, [x, y]), "gray") * _coloured(hv.Path(red, [x, y]), "crimson")
+    return (paths * labels * bar * bar_label.opts(
+        hv.opts.Labels(text_align="left", text_font_size="8pt", backend="bokeh"),
+        hv.opts.Labels(horizontalalignment="left", size=7, backend="matplotlib"))).opts(
         hv.opts.Labels(text_align="right", text_font_size="9pt", text_color="black", yaxis=None, backend="bokeh"),
         hv.opts.Labels(horizontalalignment="right", size=8, color="black", yaxis=None, backend="matplotlib"),
         hv.opts.Overlay(title=title, width=700, height=60 * max(len(rows), 4), yaxis=None, backend="bokeh"),
@@ -167,14 +194,26 @@ def _coloured(path, color: str):
     return path.opts(hv.opts.Path(color=color, backend="bokeh"), hv.opts.Path(color=color, backend="matplotlib"))
 
 
-def gallery_rows(rows: np.ndarray, kept):
+def gallery_rows(rows: np.ndarray, kept, lengths=None):
     """The first lead of the top-scoring kept beats and the median of the unflagged ones. ``kept`` is
-    scores.parquet without the pruned beats: its row i is row i of the embedding ``rows``."""
+    scores.parquet without the pruned beats: its row i is row i of the embedding ``rows``. With ``lengths``
+    (each kept beat's, in samples), the zero padding after a beat's end is NaN (drawn as nothing, not as a
+    step to zero)."""
     top = kept.nlargest(GALLERY_SIZE, "score")
     normal = np.flatnonzero(~kept.anomaly.to_numpy())
     if len(normal) == 0:
         normal = np.arange(len(kept))
-    return rows[top.index.to_numpy(), 0, :], np.median(rows[normal, 0, :], axis=0), top
+
+    def first_lead(idx):
+        part = rows[idx, 0, :].astype(np.float64)
+        if lengths is not None:
+            part[np.arange(part.shape[1])[None, :] >= np.asarray(lengths)[idx][:, None]] = np.nan
+        return part
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a sample no normal beat reaches: NaN
+        median = np.nanmedian(first_lead(normal), axis=0)
+    return first_lead(top.index.to_numpy()), median, top
 
 
 def plot(record: str, paths: dict, out_dir, seg) -> None:
@@ -203,6 +242,12 @@ def plot(record: str, paths: dict, out_dir, seg) -> None:
     save(lengths_plot(beats.length.to_numpy() / fs, seg.min_rr_s, seg.max_rr_s, record), out_dir / "lengths")
 
     kept = scores[scores.split != "pruned"].reset_index(drop=True)
-    top_rows, median, top = gallery_rows(arrays.load(paths["embedding"], gpu=False), kept)
-    save(gallery_plot(top_rows, median, top, fs, lead, record), out_dir / "gallery")
+    lengths = beats.set_index("beat").length.reindex(kept.beat).to_numpy()
+    top_rows, median, top = gallery_rows(arrays.load(paths["embedding"], gpu=False), kept, lengths)
+    times = scores.sort_values("beat").time_s.to_numpy()  # beat = 0..n-1 in time order
+    i = top.beat.to_numpy()
+    last = len(times) - 1
+    top = top.assign(rr_before_s=np.where(i > 0, times[i] - times[np.maximum(i - 1, 0)], np.nan),
+                     rr_after_s=np.where(i < last, times[np.minimum(i + 1, last)] - times[i], np.nan))
+    save(gallery_plot(top_rows, median, top, fs, lead, record, seg.pre_peak_s), out_dir / "gallery")
     log.info("plot %s: 4 figures (HTML + PNG) in %s", record, out_dir)
