@@ -10,12 +10,7 @@ rule cohort:
     output:
         summary="results/cohort/summary.parquet",
         evaluation="results/cohort/evaluation.json",
-        html=report(
-            "results/cohort/cohort.html",
-            caption="../report/cohort.rst",
-            category="cohort",
-            labels={"figure": "cohort", "format": "interactive"},
-        ),
+        html="results/cohort/cohort.html",  # beside the report: too large for its frames
         png=report(
             "results/cohort/cohort.png",
             caption="../report/cohort.rst",

@@ -6,18 +6,12 @@ rule holter:
         scores="results/{record}/scores.parquet",
     output:
         summary="results/{record}/holter.json",
-        heart_rate_html=report(
-            "results/{record}/plots/heart_rate.html",
-            caption="../report/heart_rate.rst",
-            category="{record}",
-            subcategory="Heart rate",
-            labels={"record": "{record}", "figure": "heart rate", "format": "interactive"},
-        ),
+        heart_rate_html="results/{record}/plots/heart_rate.html",  # beside the report: too large for its frames
         heart_rate_png=report(
             "results/{record}/plots/heart_rate.png",
             caption="../report/heart_rate.rst",
             category="{record}",
-            subcategory="Heart rate",
+            subcategory="3 · Heart rate",
             labels={"record": "{record}", "figure": "heart rate", "format": "image"},
         ),
     log:
