@@ -286,12 +286,6 @@ def write_cohort_page(path, records: list[str], holter_paths, evaluation_paths: 
     log.info("cohort page: %d records in %s", len(records), path)
 
 
-def cohort_report(job) -> None:
-    """The stage of rule ``cohort_report`` (``beatflow.rules``: ``cohort_report = pages.cohort_report``)."""
-    evaluations = dict(zip(job.par.truth_records, job.input.evaluations, strict=True))
-    write_cohort_page(job.output.page, job.par.records, job.input.holter, evaluations)
-
-
 def write_page(path, summary: dict, events: list[dict] | None = None, evaluation: dict | None = None) -> None:
     with atomic_path(Path(path)) as tmp:
         Path(tmp).write_text(render_page(summary, events, evaluation), encoding="utf-8")
@@ -309,12 +303,3 @@ def write_record_report(record: str, holter_path, scores_path, signal_path, page
     evaluation = json.loads(Path(evaluation_path).read_text()) if evaluation_path else None
     write_page(page_path, summary, [e.as_json() for e in events], evaluation)
     log.info("report page %s: %s", record, page_path)
-
-
-def holter_report(job) -> None:
-    """The stage of rule ``holter_report`` (``beatflow.rules``: ``holter_report = pages.holter_report``)."""
-    evaluation = dict(job.input.items()).get("evaluation") or None  # [] without truth
-    if isinstance(evaluation, list):
-        evaluation = evaluation[0]
-    write_record_report(job.record, job.input.holter, job.input.scores, job.input.signal, job.output.page,
-                        job.output.strips_png, job.output.strips_json, evaluation or None)
