@@ -28,7 +28,7 @@ FS = 250.0
 DURATION_S = 180
 EPOCHS = 3
 GPU_RULES = {"ingest", "segment", "embed", "train", "score"}
-CPU_RULES = {"plot", "holter", "evaluate"}
+CPU_RULES = {"plot", "holter", "holter_report", "evaluate"}
 GPU_LIBRARIES = ("cupy", "cudf", "kvikio", "rmm", "torch", "numba.cuda")
 # The records' anomaly scores against their truth (contracts.check_evaluation): floors below what the CPU
 # workflow reaches on them (the same sheet and config run locally, at 99b9c84 and again at a5f8925, alike):
@@ -214,7 +214,8 @@ def test_segment_edit_resubmits_only_segment_and_downstream(slurm_run):
     assert_known_to_slurm(jobs, squeue)
     submitted = {(j["rule"], j["record"]) for j in jobs}
     assert len(jobs) == len(submitted)  # each once: no retries
-    assert submitted == {(rule, record) for rule in ("segment", "embed", "train", "score", "plot", "holter", "evaluate")
+    assert submitted == {(rule, record) for rule in ("segment", "embed", "train", "score", "plot", "holter", "holter_report",
+                                                              "evaluate")
                          for record in RECORDS}
     for record in RECORDS:
         check_record(run / "results" / record, leads=LEADS, fs=FS, duration_s=DURATION_S, epochs=EPOCHS,

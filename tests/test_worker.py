@@ -390,7 +390,7 @@ def test_with_workers_off_nothing_of_them_is_imported(monkeypatch, tmp_path):
     """A rule's script with BEATFLOW_WORKER=off (or no run of workers) runs the job without the worker layer."""
     code = ("import json, sys; from beatflow.job import Job; from beatflow.stage import run_job; "
             "ok = run_job(Job.from_dict(json.loads(sys.argv[1]))); "
-            "print(ok, sorted(m for m in sys.modules if m.split('.')[:2] == ['beatflow', 'worker'])))")
+            "print(ok, sorted(m for m in sys.modules if m.split('.')[:2] == ['beatflow', 'worker']))")
     job = demo_job(tmp_path / "off")
     env = {**os.environ, "BEATFLOW_WORKER": "off", "BEATFLOW_WORKER_RUN": Run(1, secrets.token_hex(16)).environment()}
     out = subprocess.run([sys.executable, "-c", code, json.dumps(job.to_dict())], capture_output=True, text=True,
