@@ -265,12 +265,12 @@ def supraventricular(parts, ventricular: np.ndarray, rr_window: int) -> np.ndarr
     interval at most ``RUN_SLACK`` × the previous one's and still ``RUN_EARLY`` of the threshold early). Where
     the rhythm is irregular (``parts.early_at`` widened past ``IRREGULAR`` × ``parts.regular_early_at``: atrial
     fibrillation, without P waves and so without atrial premature beats), no beat is S."""
-    from beatflow.score.scores import UPPER_QUARTILE, _nearest_quantiles
+    from beatflow.score.quantiles import UPPER_QUARTILE, nearest_quantiles
 
     log_rr = parts.log_rr
     sinus = np.isfinite(log_rr) & ~ventricular & np.r_[False, ~ventricular[:-1]]
     if sinus.any():
-        (surrounding,) = _nearest_quantiles(log_rr, sinus, rr_window, (UPPER_QUARTILE,))
+        (surrounding,) = nearest_quantiles(log_rr, sinus, rr_window, (UPPER_QUARTILE,))
         reference = (surrounding + parts.typical) / 2
     else:
         reference = parts.reference

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from beatflow.params import FromConfig
+from beatflow.score.quantiles import UPPER_QUARTILE, nearest_quantiles
 
 log = logging.getLogger("beatflow")
 
 
-UPPER_QUARTILE = 0.75
 IQR_TO_SD = 2 * 0.6744897501960817  # a Gaussian's interquartile range in standard deviations
 TYPICAL_SHARE = 0.5  # typical beats: the more typical half by shape (ectopic beats, up to half of all, are not)
 
@@ -48,23 +48,6 @@ class ScoreParams(FromConfig):
     rr_window: int = 9  # intervals in each reference RR estimate (surrounding; nearest typical)
     spread_window: int = 31  # typical-shape intervals in the local RR spread (irregular rhythm: atrial fibrillation)
     batch_size: int = 4096
-
-
-def _nearest_quantiles(x: np.ndarray, usable: np.ndarray, k: int, quantiles: tuple[float, ...]) -> list[np.ndarray]:
-    """For each position of ``x``, each of ``quantiles`` of the ``k`` usable values nearest it (a centred window
-    over the usable values alone, taken from the usable value nearest the position); NaN where none is usable."""
-    import pandas as pd
-
-    idx = np.flatnonzero(usable)
-    if idx.size == 0:
-        return [np.full(len(x), np.nan) for _ in quantiles]
-    window = pd.Series(x[idx]).rolling(k, center=True, min_periods=1)
-    values = [window.quantile(q).to_numpy() for q in quantiles]
-    here = np.arange(len(x))
-    after = np.clip(np.searchsorted(idx, here), 0, idx.size - 1)
-    before = np.clip(after - 1, 0, idx.size - 1)
-    nearest = np.where(np.abs(idx[before] - here) < np.abs(idx[after] - here), before, after)
-    return [v[nearest] for v in values]
 
 
 @dataclass(frozen=True)
@@ -102,10 +85,10 @@ def timing(peaks: np.ndarray, p: ScoreParams, morph: np.ndarray | None = None) -
     usable = typical & np.r_[False, typical[:-1]] & finite
     if not usable.any():
         usable = finite
-    (surrounding,) = _nearest_quantiles(x, finite, p.rr_window, (UPPER_QUARTILE,))
-    (nearest_typical,) = _nearest_quantiles(x, usable, p.rr_window, (UPPER_QUARTILE,))
+    (surrounding,) = nearest_quantiles(x, finite, p.rr_window, (UPPER_QUARTILE,))
+    (nearest_typical,) = nearest_quantiles(x, usable, p.rr_window, (UPPER_QUARTILE,))
     reference = (surrounding + nearest_typical) / 2
-    low, high = _nearest_quantiles(x, usable, p.spread_window, (1 - UPPER_QUARTILE, UPPER_QUARTILE))
+    low, high = nearest_quantiles(x, usable, p.spread_window, (1 - UPPER_QUARTILE, UPPER_QUARTILE))
     spread = np.nan_to_num((high - low) / IQR_TO_SD, nan=0.0)
     z = norm.ppf(p.quantile)
     return Timing(x, reference, np.maximum(math.log(1 / p.premature), z * spread),
