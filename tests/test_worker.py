@@ -174,7 +174,11 @@ def test_a_cancelled_job_stops_its_worker_at_once(owner, tmp_path):
     script.send_signal(signal.SIGINT)
     script.wait(timeout=10)
     assert gone_within(pid, 3.0)
-    log = next((tmp_path / ".snakemake" / "beatflow").glob("worker-*-ingest-0.log")).read_text()
+    worker_log = next((tmp_path / ".snakemake" / "beatflow").glob("worker-*-ingest-0.log"))
+    deadline = time.monotonic() + 5  # the keeping parent writes the end once it has reaped the worker
+    while f"worker {pid} ended" not in worker_log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    log = worker_log.read_text()
     assert "its client is gone" in log and f"worker {pid} ended: exit status 75" in log
     assert sorted(p.name for p in tmp_path.iterdir() if "hung" in p.name) == ["hung.csv", "hung.log"]
 

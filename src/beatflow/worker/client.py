@@ -23,7 +23,7 @@ from beatflow.worker.protocol import (EXIT_ABANDONED, MAX_WORKERS, PASSED_ENV, R
 START_TIMEOUT_S = 120.0
 THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")  # Snakemake's per-job caps; the worker sets its own
-END_WAIT_S = 2.0  # for the worker's end to reach its log after its connection closed
+END_WAIT_S = 5.0  # for the worker's end to reach its log after its connection closed
 
 
 def start_workers(config: dict, but: str = "") -> None:
