@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from beatflow.io.atomic import atomic_path
+from beatflow.report.colours import CLASS_COLOURS, REASON_COLOURS
 from beatflow.timefmt import clock
 
 log = logging.getLogger("beatflow")
@@ -42,9 +43,6 @@ INCH_PER_S = 1.0            # 10 s = 10 in: 0.2 s and 0.5 mV squares of 0.2 in (
 INCH_PER_MV = INCH_PER_S * 0.2 / 0.5
 DPI = 110
 
-# one colour per AAMI class, shared with the other figures (V crimson and S dark orange as in the heart rate)
-CLASS_COLOURS = {"N": "#222222", "S": "#e07000", "V": "#dc143c", "F": "#8e44ad", "Q": "#7f7f7f"}
-REASON_COLOURS = {"morphology": "#c2185b", "rhythm": "#1565c0"}
 GRID_MAJOR, GRID_MINOR = "#f0a8a8", "#fbe0e0"
 SPAN_COLOUR = "#fff3b0"
 
