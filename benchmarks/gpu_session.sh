@@ -4,7 +4,7 @@
 #   gpu    install; the GPU tests (TESTS=0: none), logged by name to benchmarks/results/pytest-gpu-h200-<stamp>.log; stage figures on the 20 h record (synthesised here, ~15 s)
 #   seed   the workflow on the 20 h record: device gpu, cpu, and gpu with a process per job (no warm workers), into one JSON
 #   demo   the demo workflow on both backends
-#   profile  what a rule's process pays before its work (benchmarks/imports.py), then seed
+#   profile  what a rule's process pays before its work (python3 -m benchmarks.imports), then seed
 #   warm   the 20 h record's warm GPU run alone: once to compile its kernels, then REPEATS (2) times
 #   cohort8  8 copies of the 20 h record in one snakemake call, GPU backend, nvidia-smi sampled every 250 ms
 #   mitdb  the 22 MIT-BIH DS1 records as one cohort (WFDB with their .atr, carried to /root/mitdb beforehand),
@@ -32,39 +32,39 @@ gpu)
     cp "$log" "$OUT/"; cp "$OUT/pytest-gpu.xml" "${log%.log}.xml" 2>/dev/null  # $OUT comes back: commit them from there
     grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' "$log" | cut -c1-150; tail -3 "$log"
   fi
-  timeout 150 python3 benchmarks/stages.py data/holter20h.csv --out "benchmarks/results/stages-h200-$stamp.json" \
+  timeout 150 python3 -m benchmarks.stages data/holter20h.csv --out "benchmarks/results/stages-h200-$stamp.json" \
     --batch-sizes 256 512 1024 > "$OUT/stages.log" 2>&1; tail -c 1500 "$OUT/stages.log" ;;
 seed|profile)
   # a fresh host compiles CuPy's and Numba's kernels into their disk caches on the first GPU run (12 s of NVRTC
   # in segment alone); a user's machine has them after its first run, so fill them before timing anything
-  timeout 200 python3 benchmarks/run_workflow.py --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
-  [ "$1" = profile ] && timeout 200 python3 benchmarks/imports.py --out "benchmarks/results/imports-h200-$stamp.json" \
+  timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+  [ "$1" = profile ] && timeout 200 python3 -m benchmarks.imports --out "benchmarks/results/imports-h200-$stamp.json" \
     > "$OUT/imports.log" 2>&1
-  timeout 500 python3 benchmarks/run_workflow.py --devices gpu cpu gpu-per-job --out "benchmarks/results/holter20h-h200-$stamp.json" \
+  timeout 500 python3 -m benchmarks.run_workflow --devices gpu cpu gpu-per-job --out "benchmarks/results/holter20h-h200-$stamp.json" \
     --keep-logs "$OUT/runs" --records data/holter20h.tsv 2>&1 | tail -40
   for i in $(seq "${REPEATS:-0}"); do  # the warm GPU run again: its spread
-    timeout 100 python3 benchmarks/run_workflow.py --devices gpu --records data/holter20h.tsv \
+    timeout 100 python3 -m benchmarks.run_workflow --devices gpu --records data/holter20h.tsv \
       --out "benchmarks/results/holter20h-h200-$stamp-repeat$i.json" 2>&1 | grep -A2 workflow_wall_s
   done ;;
 warm)  # the warm GPU run only, after filling the caches: once to compile the 20 h record's kernels, then REPEATS times
-  timeout 200 python3 benchmarks/run_workflow.py --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+  timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   for i in 0 $(seq "${REPEATS:-2}"); do
-    timeout 100 python3 benchmarks/run_workflow.py --devices gpu --records data/holter20h.tsv --keep-logs "$OUT/runs" \
+    timeout 100 python3 -m benchmarks.run_workflow --devices gpu --records data/holter20h.tsv --keep-logs "$OUT/runs" \
       --out "benchmarks/results/holter20h-h200-$stamp-warm$i.json" 2>&1 | grep -A2 workflow_wall_s
   done ;;
 cohort8)
   { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
     > data/cohort8.tsv
-  timeout ${COHORT_TIMEOUT:-560} python3 benchmarks/run_workflow.py --devices gpu --out "benchmarks/results/cohort8-h200-$stamp.json" \
+  timeout ${COHORT_TIMEOUT:-560} python3 -m benchmarks.run_workflow --devices gpu --out "benchmarks/results/cohort8-h200-$stamp.json" \
     --records data/cohort8.tsv 2>&1 | grep -E '"(gpu|busy_fraction|mean_utilisation_pct|samples)"|wall' | head ;;
 mitdb)
   { printf 'record\tpath\ttruth\n'; for h in /root/mitdb/*.hea; do r=$(basename "$h" .hea)
       printf '%s\t%s\t%s\n' "$r" "/root/mitdb/$r" "/root/mitdb/$r.atr"; done; } > data/mitdb.tsv
-  timeout 200 python3 benchmarks/run_workflow.py --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
-  timeout ${MITDB_TIMEOUT:-540} python3 benchmarks/run_workflow.py --devices ${MITDB_DEVICES:-gpu cpu} --records data/mitdb.tsv \
+  timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+  timeout ${MITDB_TIMEOUT:-540} python3 -m benchmarks.run_workflow --devices ${MITDB_DEVICES:-gpu cpu} --records data/mitdb.tsv \
     --out "benchmarks/results/mitdb-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tail -20 ;;
 demo)
-  timeout 400 python3 benchmarks/run_workflow.py --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
+  timeout 400 python3 -m benchmarks.run_workflow --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
     --keep-logs "$OUT/runs" 2>&1 | tail -12 ;;
 esac
 cp benchmarks/results/*-"$stamp"*.json "$OUT/" 2>/dev/null  # with the warm and repeat runs

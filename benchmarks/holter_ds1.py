@@ -1,8 +1,8 @@
 """The Holter summary on the 22 DS1 MIT-BIH records, from the *reference* beats: isolates the summary's and the
 AF detector's quality from beat detection and classification.
 
-    python benchmarks/holter_ds1.py                   # benchmarks/results/holter-ds1-<date>.json and a table
-    python benchmarks/holter_ds1.py --records 201,203
+    python -m benchmarks.holter_ds1                   # benchmarks/results/holter-ds1-<date>.json and a table
+    python -m benchmarks.holter_ds1 --records 201,203
 
 For each record the reference summary (:func:`beatflow.holter.reference.reference_summary`: annotated beats,
 AAMI classes, AF from the rhythm annotations) is compared (:func:`beatflow.holter.agreement.agreement`) with
@@ -42,23 +42,22 @@ last table.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
+from functools import partial
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+from beatflow.holter.af import detect_af
+from beatflow.holter.agreement import agreement, gross
+from beatflow.holter.reference import read_reference
+from beatflow.holter.summary import analysable, summary_from_beats
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from benchmarks.common import MITDB, RESULTS, stage_params, today, write_json
+from benchmarks.common import pct as _pct
 
-from beatflow.holter.af import detect_af  # noqa: E402
-from beatflow.holter.agreement import agreement, gross  # noqa: E402
-from beatflow.holter.reference import read_reference  # noqa: E402
-from beatflow.holter.summary import analysable, summary_from_beats  # noqa: E402
+pct = partial(_pct, digits=1)
 
-DEFAULT_DATA = ROOT.parent / "shared" / "mitdb"
 PREMATURE = 0.85
 
 
@@ -127,9 +126,8 @@ def detected_section(records: list[str], data: Path) -> dict:
     """Agreement of the summary from beatflow's detected beats (classes from the matched reference beats,
     unmatched ones N) with the reference summary, per record and gross."""
     from beatflow.backend import select_backend
-    from beatflow.detect.params import SegmentParams
     from beatflow.detect.segment import detect_peaks
-    from beatflow.evaluate import match
+    from beatflow.evaluate import TOLERANCE_S, match
     from beatflow.io.physio import read_wfdb
 
     per, agrs = {}, []
@@ -139,9 +137,9 @@ def detected_section(records: list[str], data: Path) -> dict:
         signals, leads, fs = read_wfdb(data / rec, None)
         first = signals[leads[0]]
         second = signals[leads[1]] if len(leads) > 1 else None
-        peaks = np.unique(np.asarray(detect_peaks(first, fs, SegmentParams(), backend, second=second), np.int64))
+        peaks = np.unique(np.asarray(detect_peaks(first, fs, stage_params()[0], backend, second=second), np.int64))
         ref_samples = np.round(ref["time_s"] * fs).astype(np.int64)
-        ti, di = match(ref_samples, peaks, 0.15 * fs)
+        ti, di = match(ref_samples, peaks, TOLERANCE_S * fs)
         classes = np.full(len(peaks), "N", dtype="<U1")
         classes[di] = ref["classes"][ti]
         t = peaks / fs
@@ -214,10 +212,6 @@ def run(records: list[str], data: Path) -> dict:
     return out
 
 
-def pct(x) -> str:
-    return "—" if x is None else f"{100 * x:.1f}"
-
-
 HEADER = (f"{'rec':>4} {'refAF_s':>8} {'outAF_s':>8} {'false_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6}"
           f" {'HRerr':>6} {'min%':>6} {'Vrun':>9} {'Vcoup':>9} {'paus':>7} {'SDNN%':>6} {'rMSSD%':>6}")
 
@@ -283,7 +277,7 @@ def gross_lines(section: dict) -> list[str]:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    p.add_argument("--data", type=Path, default=MITDB)
     p.add_argument("--records", help="comma-separated subset (default: every record in --data)")
     p.add_argument("--results", type=Path, help="a workflow run's results folder: also evaluate its summaries")
     p.add_argument("--json", type=Path, help="output JSON (default benchmarks/results/holter-ds1-<date>.json)")
@@ -294,8 +288,7 @@ def main(argv=None) -> int:
         result["workflow"] = workflow_section(records, args.data, args.results)
     print(table(result))
     if args.json or not args.records:
-        path = args.json or ROOT / "benchmarks" / "results" / f"holter-ds1-{datetime.now(UTC):%Y%m%d}.json"
-        path.write_text(json.dumps(result, indent=1) + "\n")
+        path = write_json(args.json or RESULTS / f"holter-ds1-{today()}.json", result, indent=1)
         print(f"\nwrote {path}")
     return 0
 

@@ -1,10 +1,10 @@
 """The Holter summary against the annotations, as Markdown: each record's agreement and the gross figures, from
 the ``holter`` section of the workflow's ``evaluation.json`` files (WFDB truth).
 
-    python benchmarks/holter_table.py benchmarks/results/mitdb-h200-20261202-s30.json --backend cpu
-    python benchmarks/holter_table.py results/                    # a run's results folder
+    python -m benchmarks.holter_table benchmarks/results/mitdb-h200-20261202-s30.json --backend cpu
+    python -m benchmarks.holter_table results/                    # a run's results folder
 
-The first form reads a ``run_workflow.py`` report (its per-backend ``evaluation``), the second every
+The first form reads a :mod:`benchmarks.run_workflow` report (its per-backend ``evaluation``), the second every
 ``*/evaluation.json`` below a folder."""
 
 from __future__ import annotations
@@ -13,17 +13,19 @@ import argparse
 import json
 from pathlib import Path
 
+from functools import partial
+
 from beatflow.holter import gross
+
+from benchmarks.common import pct
+
+_pct = partial(pct, digits=1)
 
 
 def evaluations(source: Path, backend: str) -> dict[str, dict]:
     if source.is_dir():
         return {p.parent.name: json.loads(p.read_text()) for p in sorted(source.glob("*/evaluation.json"))}
     return json.loads(source.read_text())["evaluation"][backend]
-
-
-def _pct(x) -> str:
-    return "—" if x is None else f"{100 * x:.1f}"
 
 
 def _found(part: dict) -> str:
@@ -65,8 +67,8 @@ def markdown(agreements: dict[str, dict]) -> str:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("source", type=Path, help="a run_workflow.py report (JSON) or a results folder")
-    p.add_argument("--backend", default="cpu", help="which backend's evaluations, in a run_workflow.py report")
+    p.add_argument("source", type=Path, help="a benchmarks.run_workflow report (JSON) or a results folder")
+    p.add_argument("--backend", default="cpu", help="which backend's evaluations, in a benchmarks.run_workflow report")
     args = p.parse_args(argv)
     found = {r: e["holter"]["agreement"] for r, e in evaluations(args.source, args.backend).items() if "holter" in e}
     print(markdown(found), end="")

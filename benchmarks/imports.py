@@ -2,7 +2,9 @@
 Numba CUDA kernels' compilation (or their load from numba-cuda's on-disk cache), each measured in a fresh
 interpreter, best of ``--repeat``; and, per rule, the set of imports that rule's ``select_backend`` call makes.
 
-    python benchmarks/imports.py --out benchmarks/results/imports-h200-<date>.json
+    python -m benchmarks.imports --out benchmarks/results/imports-h200-<date>.json [--steps numpy,torch]
+
+A step whose library is not installed here is null.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.common import ROOT, write_json
+
 STEPS = {  # name: (setup run first, untimed; the code timed)
     "numpy": ("", "import numpy"),
     "pyarrow.parquet": ("", "import pyarrow.parquet"),
@@ -51,8 +54,7 @@ RULES = {  # the needs each rule script passes to select_backend (scripts/*.py)
 def timed(setup: str, code: str) -> float | None:
     program = (f"import time\n{setup}\nt0 = time.perf_counter()\n{code}\n"
                "print(time.perf_counter() - t0)")
-    out = subprocess.run([sys.executable, "-c", program], check=False, capture_output=True, text=True, cwd=ROOT,
-                         env=_env())
+    out = subprocess.run([sys.executable, "-c", program], check=False, capture_output=True, text=True, cwd=ROOT)
     if out.returncode:  # the library is not installed here
         return None
     return float(out.stdout.strip().splitlines()[-1])
@@ -63,24 +65,22 @@ def best(values: list) -> float | None:
     return min(values) if values else None
 
 
-def _env() -> dict:
-    """This environment with the project's ``src`` first on the path."""
-    import os
-
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-
-
-def main() -> None:
+def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--repeat", type=int, default=3)
-    a = p.parse_args()
-    steps = {name: best([timed(*step) for _ in range(a.repeat)]) for name, step in STEPS.items()}
-    rules = {rule: timed("import logging", "from beatflow.backend import select_backend; "
-                         f"select_backend('gpu', needs={needs!r})") for rule, needs in RULES.items()}
-    result = {"python": sys.version.split()[0], "seconds": steps, "select_backend_s_per_rule": rules}
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(result, indent=1) + "\n")
+    p.add_argument("--steps", help=f"comma-separated steps (default: all of {', '.join(STEPS)})")
+    p.add_argument("--rules", help=f"comma-separated rules (default: all of {', '.join(RULES)})")
+    a = p.parse_args(argv)
+    steps, rules = (a.steps or ",".join(STEPS)).split(","), (a.rules or ",".join(RULES)).split(",")
+    unknown = sorted(set(steps) - set(STEPS)) + sorted(set(rules) - set(RULES))
+    if unknown:
+        raise SystemExit(f"unknown steps or rules: {unknown}")
+    seconds = {name: best([timed(*STEPS[name]) for _ in range(a.repeat)]) for name in steps}
+    per_rule = {rule: timed("import logging", "from beatflow.backend import select_backend; "
+                            f"select_backend('gpu', needs={RULES[rule]!r})") for rule in rules}
+    result = {"python": sys.version.split()[0], "seconds": seconds, "select_backend_s_per_rule": per_rule}
+    write_json(a.out, result, indent=1)
     print(json.dumps(result, indent=1))
 
 

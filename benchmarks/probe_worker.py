@@ -1,45 +1,78 @@
 """Time segment and embed run twice in one process set up as the detect group's warm worker, with or without
-its warm-up: ``python benchmarks/probe_worker.py CSV warm|cold [--profile]`` (prints JSON; ``--profile``
-prints cProfile's top functions of the first segment job to stderr). The signal comes from the CPU ingest."""
+its warm-up (``warm``/``cold``); the signal comes from the CPU ingest.
 
+    python -m benchmarks.probe_worker data/holter20h.csv warm [--device gpu] [--profile] [--out JSON]
+
+Prints the seconds as JSON (and writes them to ``--out``); ``--profile`` prints cProfile's top functions of the
+first segment job to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
 import cProfile
 import json
 import pstats
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-import yaml
+from benchmarks.common import config, write_json
 
-from beatflow.backend import release_memory, select_backend
-from beatflow.job import Files, Job
-from beatflow.worker.groups import GROUPS, warm_up
-from beatflow.stage import execute
+NEEDS = ("kvikio", "numba.cuda")  # what the detect group's rules ask of select_backend
 
 
-def main():
-    csv, mode = sys.argv[1], sys.argv[2]
-    config = yaml.safe_load(Path("config/config.yaml").read_text())
-    out = Path("/tmp/probe") / mode
-    out.mkdir(parents=True, exist_ok=True)
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("csv", help="a two-lead record (MLII, V1) at 250 Hz, as beatflow-synth writes")
+    p.add_argument("mode", choices=["warm", "cold"], help="with or without the detect group's warm-up")
+    p.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
+    p.add_argument("--profile", action="store_true")
+    p.add_argument("--work", type=Path, help="folder for the artifacts (default: a temporary one)")
+    p.add_argument("--out", type=Path, help="also write the JSON here")
+    return p.parse_args(argv)
+
+
+def ingested(csv: str, out: Path, cfg: dict) -> tuple[str, str]:
+    """The record's signal.parquet (CPU ingest) in ``out``, and where segment writes beats.parquet."""
+    from beatflow.job import Files, Job
+    from beatflow.stage import execute
+
     signal, beats = str(out / "signal.parquet"), str(out / "beats.parquet")
+    assert execute(Job("ingest", {"record": "holter20h"}, Files([csv]), Files([signal]),
+                       Files([str(out / "ingest.log")]),
+                       {"path": csv, "fs": 250.0, "leads": ["MLII", "V1"], "ingest": cfg["ingest"]},
+                       {**cfg, "device": "cpu"}))
+    return signal, beats
+
+
+def detect_jobs(signal: str, beats: str, out: Path, cfg: dict) -> list:
+    from beatflow.job import Files, Job
+
     w = {"record": "holter20h"}
-    assert execute(Job("ingest", w, Files([csv]), Files([signal]), Files([str(out / "ingest.log")]),
-                       {"path": csv, "fs": 250.0, "leads": ["MLII", "V1"], "ingest": config["ingest"]},
-                       {**config, "device": "cpu"}))
-    config["device"] = "gpu"
-    t0 = time.perf_counter()
-    backend = select_backend("gpu", needs=("kvikio", "numba.cuda"))
-    if mode == "warm":
-        warm_up(GROUPS["detect"].warm_up, config)
-    times = {"mode": mode, "preload_s": round(time.perf_counter() - t0, 3)}
-    jobs = [Job("segment", w, Files([signal], {"signal": signal}), Files([beats]), Files([str(out / "segment.log")]),
-                {"segment": config["segment"]}, config),
+    return [Job("segment", w, Files([signal], {"signal": signal}), Files([beats]), Files([str(out / "segment.log")]),
+                {"segment": cfg["segment"]}, cfg),
             Job("embed", w, Files([], {"signal": signal, "beats": beats}), Files([str(out / "embedding.npy")]),
-                Files([str(out / "embed.log")]), {"embed": config["embed"]}, config)]
-    for i, job in enumerate(jobs * 2):
+                Files([str(out / "embed.log")]), {"embed": cfg["embed"]}, cfg)]
+
+
+def probe(a: argparse.Namespace, out: Path) -> dict:
+    from beatflow.backend import release_memory, select_backend
+    from beatflow.stage import execute
+    from beatflow.worker.groups import GROUPS, warm_up
+
+    cfg = dict(config())
+    signal, beats = ingested(a.csv, out, cfg)
+    cfg["device"] = a.device
+    t0 = time.perf_counter()
+    select_backend(a.device, needs=NEEDS)
+    if a.mode == "warm":
+        warm_up(GROUPS["detect"].warm_up, cfg)
+    times = {"mode": a.mode, "device": a.device, "preload_s": round(time.perf_counter() - t0, 3)}
+    for i, job in enumerate(detect_jobs(signal, beats, out, cfg) * 2):
         t0 = time.perf_counter()
-        if i == 0 and "--profile" in sys.argv:
+        if i == 0 and a.profile:
             with cProfile.Profile() as prof:
                 assert execute(job)
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
@@ -47,6 +80,17 @@ def main():
             assert execute(job)
         times.setdefault(job.rule + "_s", []).append(round(time.perf_counter() - t0, 3))
         release_memory()
+    return times
+
+
+def main(argv=None) -> None:
+    a = parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = a.work / a.mode if a.work else Path(tmp)
+        out.mkdir(parents=True, exist_ok=True)
+        times = probe(a, out)
+    if a.out:
+        write_json(a.out, times)
     print(json.dumps(times))
 
 

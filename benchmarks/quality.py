@@ -1,31 +1,31 @@
 """Detection and anomaly quality of beatflow on a suite of synthetic records with truth, beside three
 reference R-peak detectors.
 
-    python benchmarks/quality.py            # the full suite: benchmarks/results/quality-<date>.json, docs/quality.md
-    python benchmarks/quality.py --quick    # a small subset, short records; writes to a temporary folder
-    python benchmarks/quality.py --render benchmarks/results/quality-<date>.json   # docs/quality.md again
+    python -m benchmarks.quality            # the full suite: benchmarks/results/quality-<date>.json, docs/quality.md
+    python -m benchmarks.quality --quick    # a small subset, short records; writes to a temporary folder
+    python -m benchmarks.quality --render benchmarks/results/quality-<date>.json   # docs/quality.md again
 
-For every record of the suite (:mod:`suite`; synthetic, :mod:`beatflow.synth`; the reference detectors read
+For every record of the suite (:mod:`benchmarks.suite`; synthetic, :mod:`beatflow.synth`; the reference detectors read
 the first lead, beatflow both, as the segment rule does: peaks on the first lead, the second fused into the
 detection envelope and asked by the noise veto):
 
-* detection by beatflow and the reference detectors (:mod:`references`: sleepecg, NeuroKit2, XQRS), each
+* detection by beatflow and the reference detectors (:mod:`benchmarks.references`: sleepecg, NeuroKit2, XQRS), each
   evaluated against the truth by ``beatflow.evaluate`` (one-to-one within 150 ms): sensitivity, PPV, F1,
   seconds;
 * anomaly quality (readable records only): beatflow's chain in-process on the CPU (signal.parquet → segment →
   embed → train (``EPOCHS`` epochs) → score, the stage functions the workflow's rules call, in a temporary folder),
   then ``evaluate.evaluate``: AUROC of ``score`` per label against normal beats (``A``: timing only,
   ``L``: shape only, ``V``: both, ``P``: the sinus beat that ends a pause, where the record has pauses);
-* for beatflow's missed and false beats, what the detector saw there (:mod:`quality_diagnosis`: wavelet
+* for beatflow's missed and false beats, what the detector saw there (:mod:`benchmarks.quality_diagnosis`: wavelet
   response against its threshold, a larger response nearby, the distance to the truth), so failures can be
   diagnosed from the JSON.
 
 The "unreadable" records are deliberately buried in noise; they are reported apart and excluded from the
-targets. The Markdown is :func:`quality_table.markdown` of the JSON. Real ECG, against its annotations:
-``benchmarks/real_ecg.py``.
+targets. The Markdown is :func:`benchmarks.quality_table.markdown` of the JSON. Real ECG, against its annotations:
+``python -m benchmarks.real_ecg``.
 
-Needs the ``bench`` extra (``pip install -e ".[bench]"``). Every number in the JSON and in the Markdown is
-this script's output.
+Needs the ``bench`` extra (``pip install -e ".[bench]"``) unless ``--detectors`` leaves sleepecg and NeuroKit2
+out. Every number in the JSON and in the Markdown is this script's output.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import argparse
 import json
 import logging
 import os
-import sys
 import tempfile
 import time
 from dataclasses import asdict, replace
@@ -43,11 +42,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quality_diagnosis import anomaly_diagnosis, by_label, diagnose
-from quality_table import auc, markdown
-from references import DETECTORS, ROOT, detect, detection_figures, machine, warm_up
-from suite import (
+from benchmarks.common import ROOT, RESULTS, artifact_paths, auc, embed_length_s, relative, stage_params, write_json
+from benchmarks.quality_diagnosis import anomaly_diagnosis, by_label, diagnose
+from benchmarks.quality_table import markdown
+from benchmarks.references import chosen, detect, detection_figures, machine, warm_up
+from benchmarks.suite import (
     EPOCHS,
     NOISE,
     NOISE_FREE,
@@ -77,7 +76,7 @@ def detection(true: np.ndarray, detected: np.ndarray, fs: float) -> tuple[dict, 
              "ppv": f["ppv"], "f1": f["f1"]}, ti, di)
 
 
-def detection_entry(rec: dict) -> tuple[dict, dict, np.ndarray, np.ndarray, np.ndarray]:
+def detection_entry(rec: dict, detectors: tuple[str, ...]) -> tuple[dict, dict, np.ndarray, np.ndarray, np.ndarray]:
     """One record of the suite, generated, every detector run on it and evaluated, beatflow's misses and false
     beats diagnosed: the record's JSON entry, and its leads, true peaks, labels and noise (the first lead
     minus its noise-free rendering) for the anomaly chain."""
@@ -87,12 +86,12 @@ def detection_entry(rec: dict) -> tuple[dict, dict, np.ndarray, np.ndarray, np.n
     leads, true, labels = generate(spec)
     x = leads[spec.leads[0]]
     second = leads[spec.leads[1]] if len(spec.leads) > 1 else None
+    kinds, n = np.unique(labels, return_counts=True)
     entry = {"name": rec["name"], "what": rec["what"], "noise": rec["noise"], "unreadable": rec["unreadable"],
-             "spec": spec_dict(spec), "labels": {str(k): int(v) for k, v in zip(*np.unique(labels,
-                                                                                        return_counts=True))},
+             "spec": spec_dict(spec), "labels": {str(k): int(v) for k, v in zip(kinds, n)},
              "detection": {}, "missed_by_label": {}}
     clean = generate(replace(spec, **NOISE_FREE))[0][spec.leads[0]]
-    for name in DETECTORS:
+    for name in detectors:
         peaks, seconds = detect(name, x, spec.fs, second)
         d, ti, di = detection(true, peaks, spec.fs)
         d["seconds"] = round(seconds, 4)
@@ -103,13 +102,13 @@ def detection_entry(rec: dict) -> tuple[dict, dict, np.ndarray, np.ndarray, np.n
     return entry, leads, true, labels, x - clean
 
 
-def speed(records: list[dict]) -> dict:
+def speed(records: list[dict], detectors: tuple[str, ...]) -> dict:
     """Seconds per detector (total, per hour of ECG, samples per second, the slowest record) and per stage of
     the anomaly chain, over ``records`` (JSON entries)."""
     hours = sum(r["spec"]["duration_s"] for r in records) / 3600
     samples = sum(r["spec"]["duration_s"] * r["spec"]["fs"] for r in records)
     out = {"hours": hours, "samples": samples, "detectors": {}, "chain": {}}
-    for name in DETECTORS:
+    for name in detectors:
         secs = {r["name"]: r["detection"][name]["seconds"] for r in records}
         slowest = max(secs, key=secs.get)
         total = sum(secs.values())
@@ -128,35 +127,14 @@ def chain(rec: dict, leads: dict, true: np.ndarray, labels: np.ndarray, epochs: 
     """beatflow's stages in a temporary folder, on the CPU, then ``evaluate.evaluate`` against the truth."""
     import pandas as pd
 
-    from beatflow.backend import select_backend
-    from beatflow.detect.params import SegmentParams
-    from beatflow.detect.segment import segment
-    from beatflow.embed.rows import embed
     from beatflow.evaluate import evaluate
     from beatflow.io.tables import read_frame, write_signal
-    from beatflow.learn.train import TrainParams, train
-    from beatflow.score.scores import ScoreParams, score
 
-    backend = select_backend("cpu")
     spec = rec["spec"]
-    seg, tp, sp = SegmentParams(), TrainParams(epochs=epochs, seed=seed), ScoreParams()
-    seconds = {}
     with tempfile.TemporaryDirectory() as tmp:
-        d = Path(tmp)
-        paths = {k: d / v for k, v in {"signal": "signal.parquet", "beats": "beats.parquet",
-                                       "embedding": "embedding.npy", "model": "model.pt",
-                                       "scores": "scores.parquet", "latent": "latent.parquet"}.items()}
+        paths = artifact_paths(Path(tmp))
         write_signal(leads, spec.fs, paths["signal"], gpu=False)
-        for stage, call in (
-                ("segment", lambda: segment(rec["name"], paths["signal"], paths["beats"], seg, backend)),
-                ("embed", lambda: embed(rec["name"], paths["signal"], paths["beats"], paths["embedding"], length_s,
-                                        backend)),
-                ("train", lambda: train(rec["name"], paths["embedding"], paths["beats"], paths["model"], tp, backend,
-                                                fs=spec.fs)),
-                ("score", lambda: score(rec["name"], paths, seg, tp, sp, backend))):
-            t0 = time.perf_counter()
-            call()
-            seconds[stage] = round(time.perf_counter() - t0, 3)
+        seconds = run_stages(rec["name"], paths, spec.fs, length_s, epochs, seed)
         table = read_frame(paths["scores"])
     result = evaluate(pd.DataFrame({"sample": true, "label": labels}), table, spec.fs)
     result["seconds"] = seconds
@@ -166,6 +144,33 @@ def chain(rec: dict, leads: dict, true: np.ndarray, labels: np.ndarray, epochs: 
     return result
 
 
+def run_stages(name: str, paths: dict, fs: float, length_s: float, epochs: int, seed: int) -> dict:
+    """segment → embed → train → score on ``paths["signal"]``, CPU backend, the config's parameters: the seconds
+    of each."""
+    from beatflow.backend import select_backend
+    from beatflow.detect.segment import segment
+    from beatflow.embed.rows import embed
+    from beatflow.learn.train import train
+    from beatflow.score.scores import score
+
+    from benchmarks.common import band_hz
+
+    backend = select_backend("cpu")
+    seg, tp, sp = stage_params(epochs=epochs, seed=seed)
+    stages = {
+        "segment": lambda: segment(name, paths["signal"], paths["beats"], seg, backend),
+        "embed": lambda: embed(name, paths["signal"], paths["beats"], paths["embedding"], length_s, backend,
+                               band_hz()),
+        "train": lambda: train(name, paths["embedding"], paths["beats"], paths["model"], tp, backend, fs=fs),
+        "score": lambda: score(name, paths, seg, tp, sp, backend)}
+    seconds = {}
+    for stage, call in stages.items():
+        t0 = time.perf_counter()
+        call()
+        seconds[stage] = round(time.perf_counter() - t0, 3)
+    return seconds
+
+
 def seed_summary(run: dict) -> dict:
     """What one training seed's chain gives: AUROC per label and the share of normal beats flagged."""
     return {"auroc": {k: v["auroc"] for k, v in run["per_label"].items()}, "normal_flagged": run["normal_flagged"]}
@@ -173,10 +178,12 @@ def seed_summary(run: dict) -> dict:
 
 # ------------------------------------------------------------------------------------------------------ main
 
-def main(argv=None) -> None:
+def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help=f"a few records of {QUICK_MINUTES} min; temporary output")
+    p.add_argument("--minutes", type=float, help="cut every record to this length (a partial run)")
     p.add_argument("--records", help="comma-separated record names (a subset of the suite)")
+    p.add_argument("--detectors", help="comma-separated reference detectors beside beatflow (default: all)")
     p.add_argument("--epochs", type=int, default=EPOCHS)
     p.add_argument("--seeds", default=",".join(map(str, SEEDS)),
                    help="training seeds (train.seed; the first is diagnosed in full, the others give the AUROC spread)")
@@ -187,8 +194,54 @@ def main(argv=None) -> None:
                    help="only write the Markdown again from a JSON this script wrote (to --md, default docs/quality.md)")
     p.add_argument("--json", type=Path, help="output JSON (default benchmarks/results/quality-<date>.json)")
     p.add_argument("--md", type=Path, help="output Markdown (default docs/quality.md)")
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
 
+
+def command(a: argparse.Namespace, seeds: list[int]) -> str:
+    """The command line that gives this run again."""
+    options = [("--quick", a.quick), (f"--minutes {a.minutes:g}" if a.minutes else "", a.minutes),
+               (f"--records {a.records}", a.records), (f"--detectors {a.detectors}", a.detectors),
+               ("--no-chain", a.no_chain), (f"--epochs {a.epochs}", a.epochs != EPOCHS),
+               (f"--seeds {a.seeds}", seeds != list(SEEDS))]
+    return " ".join(["python -m benchmarks.quality", *(text for text, given in options if given)])
+
+
+def output_paths(a: argparse.Namespace, partial: bool, date: datetime) -> tuple[Path, Path]:
+    """The JSON and Markdown to write: the results folder and docs/ for the full suite, else a temporary
+    folder unless given."""
+    json_path, md_path = a.json, a.md
+    if partial and (json_path is None or md_path is None):
+        out_dir = Path(tempfile.mkdtemp(prefix="beatflow-quality-"))
+        json_path = json_path or out_dir / f"quality-{date:%Y%m%d}.json"
+        md_path = md_path or out_dir / "quality.md"
+    return json_path or RESULTS / f"quality-{date:%Y%m%d}.json", md_path or ROOT / "docs" / "quality.md"
+
+
+def run_record(rec: dict, a: argparse.Namespace, detectors: tuple[str, ...], seeds: list[int], length_s: float):
+    """One record's JSON entry: detection, and the anomaly chain once per seed where the record is readable."""
+    entry, leads, true, labels, noise = detection_entry(rec, detectors)
+    if not rec["unreadable"] and not a.no_chain:
+        runs = [chain(rec, leads, true, labels, a.epochs, length_s, noise, seed) for seed in seeds]
+        entry["anomaly"] = runs[0]
+        entry["anomaly"]["seeds"] = {str(seed): seed_summary(run) for seed, run in zip(seeds, runs)}
+    bf = entry["detection"]["beatflow"]
+    log.info("%-22s beatflow sens %.4f ppv %.4f | %s%s", rec["name"], bf["sensitivity"], bf["ppv"],
+             " ".join(f"{n} {entry['detection'][n]['f1']:.4f}" for n in detectors[1:]),
+             "" if "anomaly" not in entry else " | AUROC " + " ".join(
+                 f"{k} {auc(v['auroc'])}" for k, v in entry["anomaly"]["per_label"].items())
+             + f" | chain {sum(entry['anomaly']['seconds'].values()):.1f} s")
+    return entry
+
+
+def records_of(a: argparse.Namespace) -> list[dict]:
+    records = suite(a.quick, a.records.split(",") if a.records else None)
+    for rec in records if a.minutes else []:
+        rec["spec"] = replace(rec["spec"], duration_s=60.0 * a.minutes)
+    return records
+
+
+def main(argv=None) -> None:
+    a = parse_args(argv)
     if a.render:
         md = a.md or ROOT / "docs" / "quality.md"
         md.write_text(markdown(json.loads(a.render.read_text())) + "\n")
@@ -196,67 +249,29 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("beatflow").setLevel(logging.WARNING)
     import torch
+    from beatflow.evaluate import TOLERANCE_S
 
     torch.set_num_threads(a.threads)
-    import yaml
-
-    from beatflow.detect.params import SegmentParams
-    from beatflow.evaluate import TOLERANCE_S
-    from beatflow.score.scores import ScoreParams
-
-    length_s = float(yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["embed"]["length_s"])
-    date = datetime.now(UTC)
-    seeds = [int(v) for v in a.seeds.split(",")]
-    partial = a.quick or a.records or a.no_chain or a.epochs != EPOCHS or seeds != list(SEEDS)
-    if partial and (a.json is None or a.md is None):
-        out_dir = Path(tempfile.mkdtemp(prefix="beatflow-quality-"))
-        a.json = a.json or out_dir / f"quality-{date:%Y%m%d}.json"
-        a.md = a.md or out_dir / "quality.md"
-    a.json = a.json or ROOT / "benchmarks" / "results" / f"quality-{date:%Y%m%d}.json"
-    a.md = a.md or ROOT / "docs" / "quality.md"
-
-    t_start = time.perf_counter()
-    info = machine()
-    warm_up()
-    records = suite(a.quick, a.records.split(",") if a.records else None)
-    out_records = []
-    for rec in records:
-        entry, leads, true, labels, noise = detection_entry(rec)
-        if not rec["unreadable"] and not a.no_chain:
-            runs = [chain(rec, leads, true, labels, a.epochs, length_s, noise, seed) for seed in seeds]
-            entry["anomaly"] = runs[0]
-            entry["anomaly"]["seeds"] = {str(seed): seed_summary(run) for seed, run in zip(seeds, runs)}
-        out_records.append(entry)
-        bf = entry["detection"]["beatflow"]
-        log.info("%-22s beatflow sens %.4f ppv %.4f | %s%s", rec["name"], bf["sensitivity"], bf["ppv"],
-                 " ".join(f"{n} {entry['detection'][n]['f1']:.4f}" for n in DETECTORS[1:]),
-                 "" if "anomaly" not in entry else " | AUROC " + " ".join(
-                     f"{k} {auc(v['auroc'])}" for k, v in entry["anomaly"]["per_label"].items())
-                 + f" | chain {sum(entry['anomaly']['seconds'].values()):.1f} s")
-
-    info["load_average_1min_end"] = round(os.getloadavg()[0], 2)
-    info["torch_threads"] = a.threads
-    command = "python benchmarks/quality.py" + (" --quick" if a.quick else "") + (
-        f" --records {a.records}" if a.records else "") + (" --no-chain" if a.no_chain else "") + (
-        f" --epochs {a.epochs}" if a.epochs != EPOCHS else "") + (f" --seeds {a.seeds}" if seeds != list(SEEDS) else "")
-    try:
-        json_name = str(a.json.resolve().relative_to(ROOT))
-    except ValueError:
-        json_name = str(a.json)
-    result = {"date": date.strftime("%Y-%m-%d"), "command": command, "json": json_name, "machine": info,
-              "tolerance_s": TOLERANCE_S, "targets": {"sensitivity": TARGET_DETECTION, "ppv": TARGET_DETECTION,
-                                                      "auroc_A_L": TARGET_AUROC},
-              "epochs": a.epochs, "seeds": seeds, "embed_length_s": length_s, "segment_params": asdict(SegmentParams()),
-              "score_params": asdict(ScoreParams()), "noise_presets": NOISE,
-              "records": out_records, "speed": speed(out_records),
-              "total_seconds": time.perf_counter() - t_start}
-    a.json.parent.mkdir(parents=True, exist_ok=True)
-    a.json.write_text(json.dumps(result, indent=1, default=float) + "\n")
-    a.md.parent.mkdir(parents=True, exist_ok=True)
-    a.md.write_text(markdown(result) + "\n")
-    log.info("wrote %s and %s in %.0f s", a.json, a.md, result["total_seconds"])
+    detectors, seeds, date = chosen(a.detectors), [int(v) for v in a.seeds.split(",")], datetime.now(UTC)
+    partial = bool(a.quick or a.minutes or a.records or a.detectors or a.no_chain or a.epochs != EPOCHS
+                   or seeds != list(SEEDS))
+    json_path, md_path = output_paths(a, partial, date)
+    t_start, info = time.perf_counter(), machine()
+    warm_up(detectors)
+    out_records = [run_record(rec, a, detectors, seeds, embed_length_s()) for rec in records_of(a)]
+    info.update(load_average_1min_end=round(os.getloadavg()[0], 2), torch_threads=a.threads)
+    seg, _, sp = stage_params()
+    result = {"date": date.strftime("%Y-%m-%d"), "command": command(a, seeds), "json": relative(json_path),
+              "machine": info, "tolerance_s": TOLERANCE_S, "detectors": list(detectors),
+              "targets": {"sensitivity": TARGET_DETECTION, "ppv": TARGET_DETECTION, "auroc_A_L": TARGET_AUROC},
+              "epochs": a.epochs, "seeds": seeds, "embed_length_s": embed_length_s(), "segment_params": asdict(seg),
+              "score_params": asdict(sp), "noise_presets": NOISE, "records": out_records,
+              "speed": speed(out_records, detectors), "total_seconds": time.perf_counter() - t_start}
+    write_json(json_path, result, indent=1)
+    md_path.parent.mkdir(parents=True, exist_ok=True)
+    md_path.write_text(markdown(result) + "\n")
+    log.info("wrote %s and %s in %.0f s", json_path, md_path, result["total_seconds"])
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT / "src"))  # works from a checkout without an installed package too
     main()

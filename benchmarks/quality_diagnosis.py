@@ -1,4 +1,4 @@
-"""What the quality suite (:mod:`quality`) measured where beatflow went wrong: for the detector, at each missed
+"""What the quality suite (:mod:`benchmarks.quality`) measured where beatflow went wrong: for the detector, at each missed
 and each false beat (:func:`diagnose`, :func:`by_label`); for the anomaly scores, why normal beats score high
 and abnormal ones low (:func:`anomaly_diagnosis`). Every figure goes into the suite's JSON.
 """
@@ -26,101 +26,122 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
     peaks over the rms envelope of the noise alone, for the whole record and for its worst 2-s window.
     """
     from beatflow.backend import select_backend
-    from beatflow.detect.envelope import (
-        per_block,
-        polarity_and_reference,
-        wavelet_responses,
-    )
-    from beatflow.detect.params import SegmentParams
-    from beatflow.detect.peaks import nms_mask
 
-    p = SegmentParams()
-    backend = select_backend("cpu")
+    from benchmarks.common import stage_params
+
+    p, backend = stage_params()[0], select_backend("cpu")
+    r, r_noise, r_clean = envelopes(x, clean, fs, p, backend)
+    env = {"r": r, "noise": r_noise, "clean": r_clean, "fs": fs, "threshold": p.threshold, "half": p.nms_half(fs)}
+    miss_rows = [missed_row(env, true, labels, detected, k) for k in np.setdiff1d(np.arange(len(true)), ti)]
+    false_rows = [false_row(env, true, labels, detected, k) for k in np.setdiff1d(np.arange(len(detected)), di)]
+    return {"params": {"nms_window_s": p.nms_window_s, "threshold": p.threshold, "block_s": p.max_rr_s,
+                       "wavelet_widths_s": list(p.widths_s)},
+            "readability": readability(r_noise, r_clean, true, fs),
+            "beat_response_over_threshold": beat_margins(r, true, labels, fs, p.threshold),
+            "noise_peaks_over_threshold": noise_margins(r_noise, fs, p, backend),
+            "missed_by_label": tally(miss_rows, "label"), "missed_by_cause": tally(miss_rows),
+            "false_by_cause": tally(false_rows),
+            "missed_response_over_threshold_median": float(np.median([m["response_over_threshold"]
+                                                                      for m in miss_rows])) if miss_rows else None,
+            "missed": miss_rows[:max_examples], "false": false_rows[:max_examples]}
+
+
+def envelopes(x: np.ndarray, clean: np.ndarray, fs: float, p, backend) -> tuple:
+    """The detector's envelope of ``x``, of its noise alone and of its noise-free rendering, all oriented and
+    scaled as the detector does for ``x``."""
+    from beatflow.detect.envelope import per_block, polarity_and_reference, wavelet_responses
+
     block = p.block(fs)
     scales = [sign * reference for sign, reference in
               (polarity_and_reference(r, block, np) for r in wavelet_responses(x, fs, p.widths_s, backend))]
 
-    def envelope(y):  # the detector's envelope of y, oriented and scaled as the detector does for x
+    def envelope(y):
         return np.max([per_block(r, scale, block)
                        for r, scale in zip(wavelet_responses(y, fs, p.widths_s, backend), scales)], axis=0)
 
-    r, r_noise, r_clean = envelope(x), envelope(x - clean), envelope(clean)
-    half = p.nms_half(fs)
-    n = len(r)
+    return envelope(x), envelope(x - clean), envelope(clean)
+
+
+def readability(r_noise: np.ndarray, r_clean: np.ndarray, true: np.ndarray, fs: float) -> dict:
+    """The QRS-band SNR of the whole record and of its worst 2-s window."""
     qrs = float(np.median(r_clean[true]))
     window = max(1, round(2 * fs))
     rms = np.sqrt(np.convolve(r_noise.astype(np.float64) ** 2, np.ones(window) / window, mode="valid"))
-    readability = {"qrs_band_snr": qrs / float(np.sqrt(np.mean(r_noise.astype(np.float64) ** 2))),
-                   "qrs_band_snr_worst_2s": qrs / float(rms.max())}
-    # margins: every true beat's largest envelope (±50 ms) and the noise's own NMS peaks, over the threshold
+    return {"qrs_band_snr": qrs / float(np.sqrt(np.mean(r_noise.astype(np.float64) ** 2))),
+            "qrs_band_snr_worst_2s": qrs / float(rms.max())}
+
+
+def beat_margins(r: np.ndarray, true: np.ndarray, labels: np.ndarray, fs: float, threshold: float) -> dict:
+    """Per label, every true beat's largest envelope (±50 ms) over the threshold: the minimum and 1 % quantile."""
     w = round(0.05 * fs)
-    at_beats = np.array([r[max(0, i - w):i + w + 1].max() for i in true]) / p.threshold
-    margin = {str(lab): {"min": float(at_beats[labels == lab].min()),
-                         "p01": float(np.quantile(at_beats[labels == lab], 0.01))} for lab in np.unique(labels)}
-    noise_peaks = np.flatnonzero(nms_mask(np.ascontiguousarray(r_noise), half, backend))
-    noise_over = r_noise[noise_peaks] / p.threshold
-    hours = n / fs / 3600
-    noise_margin = {"p99": float(np.quantile(noise_over, 0.99)), "max": float(noise_over.max()),
-                    "above_threshold_per_hour": float((noise_over > 1).sum() / hours)}
+    at_beats = np.array([r[max(0, i - w):i + w + 1].max() for i in true]) / threshold
+    return {str(lab): {"min": float(at_beats[labels == lab].min()),
+                       "p01": float(np.quantile(at_beats[labels == lab], 0.01))} for lab in np.unique(labels)}
 
-    missed = np.setdiff1d(np.arange(len(true)), ti)
-    false = np.setdiff1d(np.arange(len(detected)), di)
-    rr = np.diff(true, prepend=true[0]) / fs
-    miss_rows = []
-    for k in missed:
-        i = int(true[k])
-        lo, hi = max(0, i - round(0.05 * fs)), min(n, i + round(0.05 * fs) + 1)  # the QRS itself: ±50 ms
-        j = lo + int(np.argmax(r[lo:hi]))
-        wlo, whi = max(0, j - half), min(n, j + half + 1)
-        bigger = wlo + int(np.argmax(r[wlo:whi]))
-        near = int(np.argmin(np.abs(detected - i))) if len(detected) else -1
-        if r[j] <= p.threshold:
-            why = "below threshold"
-        elif bigger != j and r[bigger] >= r[j]:
-            why = "suppressed by a larger response within the NMS window"
-        else:
-            why = "other"
-        miss_rows.append({"time_s": round(i / fs, 3), "label": str(labels[k]), "rr_s": round(float(rr[k]), 3),
-                          "next_rr_s": round(float((true[k + 1] - i) / fs), 3) if k + 1 < len(true) else None,
-                          "response_over_threshold": round(float(r[j] / p.threshold), 3),
-                          "noise_free_over_threshold": round(float(r_clean[lo:hi].max() / p.threshold), 3),
-                          "suppressor_offset_s": round((bigger - j) / fs, 3) if bigger != j else None,
-                          "nearest_detection_offset_s": round((int(detected[near]) - i) / fs, 3) if near >= 0
-                          else None, "why": why})
-    false_rows = []
-    for k in false:
-        i = int(detected[k])
-        near = int(np.argmin(np.abs(true - i)))
-        offset = (i - int(true[near])) / fs
-        lo, hi = max(0, i - round(0.025 * fs)), min(n, i + round(0.025 * fs) + 1)
-        noise_alone = float(r_noise[lo:hi].max() / p.threshold)
-        clean_here = float(r_clean[i] / p.threshold)
-        if noise_alone > 1:
-            why = "noise alone crosses the threshold"
-        elif clean_here > 1:
-            why = "the noise-free beat itself crosses the threshold here (T wave or a second lobe)"
-        else:
-            why = "beat and noise together cross the threshold"
-        false_rows.append({"time_s": round(i / fs, 3), "nearest_true_offset_s": round(offset, 3),
-                           "nearest_true_label": str(labels[near]),
-                           "response_over_threshold": round(float(r[i] / p.threshold), 3),
-                           "noise_alone_over_threshold": round(noise_alone, 3),
-                           "noise_free_over_threshold": round(clean_here, 3), "why": why})
 
-    def summary(rows, key="why"):
-        out = {}
-        for row in rows:
-            out[row[key]] = out.get(row[key], 0) + 1
-        return out
+def noise_margins(r_noise: np.ndarray, fs: float, p, backend) -> dict:
+    """The noise envelope's own NMS peaks over the threshold: 99 % quantile, maximum, and how many an hour
+    cross it."""
+    from beatflow.detect.peaks import nms_mask
 
-    return {"params": {"nms_window_s": p.nms_window_s, "threshold": p.threshold, "block_s": p.max_rr_s,
-                       "wavelet_widths_s": list(p.widths_s)},
-            "readability": readability, "beat_response_over_threshold": margin,
-            "noise_peaks_over_threshold": noise_margin, "missed_by_label": summary(miss_rows, "label"), "missed_by_cause": summary(miss_rows),
-            "false_by_cause": summary(false_rows),
-            "missed_response_over_threshold_median": float(np.median([m["response_over_threshold"]
-                                                                      for m in miss_rows])) if miss_rows else None,
-            "missed": miss_rows[:max_examples], "false": false_rows[:max_examples]}
+    noise_peaks = np.flatnonzero(nms_mask(np.ascontiguousarray(r_noise), p.nms_half(fs), backend))
+    over = r_noise[noise_peaks] / p.threshold
+    hours = len(r_noise) / fs / 3600
+    return {"p99": float(np.quantile(over, 0.99)), "max": float(over.max()),
+            "above_threshold_per_hour": float((over > 1).sum() / hours)}
+
+
+def missed_row(env: dict, true: np.ndarray, labels: np.ndarray, detected: np.ndarray, k: int) -> dict:
+    """What the envelope shows at missed true beat ``k``, and why it was missed."""
+    r, fs, threshold, half, n = env["r"], env["fs"], env["threshold"], env["half"], len(env["r"])
+    i = int(true[k])
+    rr = (i - int(true[k - 1])) / fs if k > 0 else 0.0
+    lo, hi = max(0, i - round(0.05 * fs)), min(n, i + round(0.05 * fs) + 1)  # the QRS itself: ±50 ms
+    j = lo + int(np.argmax(r[lo:hi]))
+    wlo, whi = max(0, j - half), min(n, j + half + 1)
+    bigger = wlo + int(np.argmax(r[wlo:whi]))
+    near = int(np.argmin(np.abs(detected - i))) if len(detected) else -1
+    if r[j] <= threshold:
+        why = "below threshold"
+    elif bigger != j and r[bigger] >= r[j]:
+        why = "suppressed by a larger response within the NMS window"
+    else:
+        why = "other"
+    return {"time_s": round(i / fs, 3), "label": str(labels[k]), "rr_s": round(float(rr), 3),
+            "next_rr_s": round(float((true[k + 1] - i) / fs), 3) if k + 1 < len(true) else None,
+            "response_over_threshold": round(float(r[j] / threshold), 3),
+            "noise_free_over_threshold": round(float(env["clean"][lo:hi].max() / threshold), 3),
+            "suppressor_offset_s": round((bigger - j) / fs, 3) if bigger != j else None,
+            "nearest_detection_offset_s": round((int(detected[near]) - i) / fs, 3) if near >= 0 else None,
+            "why": why}
+
+
+def false_row(env: dict, true: np.ndarray, labels: np.ndarray, detected: np.ndarray, k: int) -> dict:
+    """What the envelope shows at false detection ``k``, and what crossed the threshold there."""
+    fs, threshold, n = env["fs"], env["threshold"], len(env["r"])
+    i = int(detected[k])
+    near = int(np.argmin(np.abs(true - i)))
+    lo, hi = max(0, i - round(0.025 * fs)), min(n, i + round(0.025 * fs) + 1)
+    noise_alone = float(env["noise"][lo:hi].max() / threshold)
+    clean_here = float(env["clean"][i] / threshold)
+    if noise_alone > 1:
+        why = "noise alone crosses the threshold"
+    elif clean_here > 1:
+        why = "the noise-free beat itself crosses the threshold here (T wave or a second lobe)"
+    else:
+        why = "beat and noise together cross the threshold"
+    return {"time_s": round(i / fs, 3), "nearest_true_offset_s": round((i - int(true[near])) / fs, 3),
+            "nearest_true_label": str(labels[near]),
+            "response_over_threshold": round(float(env["r"][i] / threshold), 3),
+            "noise_alone_over_threshold": round(noise_alone, 3),
+            "noise_free_over_threshold": round(clean_here, 3), "why": why}
+
+
+def tally(rows: list[dict], key: str = "why") -> dict:
+    out: dict = {}
+    for row in rows:
+        out[row[key]] = out.get(row[key], 0) + 1
+    return out
 
 
 def by_label(true_labels: np.ndarray, ti: np.ndarray) -> dict:
@@ -137,8 +158,9 @@ def anomaly_diagnosis(table, true: np.ndarray, labels: np.ndarray, fs: float, n:
     won (``reason``); the normal beats' flagged share by their beat length (samples to the next peak, which
     sets where the embedded row is cut and zero-padded; rows are ``embed.length_s`` long), by their
     neighbours, and by the noise in their window (rms of the noise alone, mV)."""
-    from beatflow.detect.params import SegmentParams
     from beatflow.evaluate import TOLERANCE_S, match
+
+    from benchmarks.common import stage_params
 
     peaks = table.peak.to_numpy()
     ti, di = match(true, peaks, TOLERANCE_S * fs)
@@ -148,7 +170,7 @@ def anomaly_diagnosis(table, true: np.ndarray, labels: np.ndarray, fs: float, n:
     length = np.diff(peaks, append=n)[di] / fs
     prev = np.array([labels[i - 1] if i > 0 else "-" for i in ti])
     nxt = np.array([labels[i + 1] if i + 1 < len(labels) else "-" for i in ti])
-    pre = round(SegmentParams().pre_peak_s * fs)
+    pre = round(stage_params()[0].pre_peak_s * fs)
     row = round(length_s * fs)
     noise_rms = np.array([float(np.sqrt(np.mean(noise[max(0, p - pre):max(0, p - pre) + row].astype(np.float64)
                                                 ** 2))) for p in peaks[di]])

@@ -1,16 +1,16 @@
 """beatflow on real ECG: the workflow on annotated WFDB records (by default ``../shared/mitdb``, the 22 DS1
 records of the MIT-BIH Arrhythmia Database), beside three open R-peak detectors, evaluated as ANSI/AAMI EC57.
 
-    python benchmarks/real_ecg.py                     # benchmarks/results/real-ecg-<date>.json, docs/real_ecg.md
-    python benchmarks/real_ecg.py --records 203,208   # a subset; writes to a temporary folder unless --json/--md
+    python -m benchmarks.real_ecg                     # benchmarks/results/real-ecg-<date>.json, docs/real_ecg.md
+    python -m benchmarks.real_ecg --records 203,208   # a subset; writes to a temporary folder unless --json/--md
 
 The workflow runs once, as a user would run it: a records sheet pointing at the WFDB records and their
 ``.atr`` annotations, ``snakemake --cores N --resources gpu=1`` in a fresh copy of the project
-(``run_workflow.run_backend``), default config. Its ``evaluation.json`` files give beatflow's figures: beats
+(:func:`benchmarks.run_workflow.run_backend`), default config. Its ``evaluation.json`` files give beatflow's figures: beats
 matched one-to-one within 150 ms, ventricular flutter/fibrillation excluded; per AAMI class the AUROC of
 ``score`` against N and the flags' sensitivity and +P; the beat classes (``class``) as EC57 scores VEB and
-SVEB, with the confusion table; the gross and record-average figures (``beatflow.evaluate.cohort_figures``). The reference detectors (:mod:`references`: sleepecg, NeuroKit2,
-XQRS) read each record's first lead in-process and are evaluated by the same code; beatflow's detector is
+SVEB, with the confusion table; the gross and record-average figures (``beatflow.evaluate.cohort_figures``). The reference detectors (:mod:`benchmarks.references`: sleepecg, NeuroKit2,
+XQRS; ``--detectors`` chooses) read each record's first lead in-process and are evaluated by the same code; beatflow's detector is
 also timed in-process on the same records, so the seconds compare like with like. Every number in the JSON
 and the Markdown is this script's output.
 """
@@ -19,20 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
+from benchmarks.common import MITDB, RESULTS, ROOT, auc, pct, relative, today, write_json
+from benchmarks.references import DETECTORS, chosen, detect, detection_figures, machine, warm_up
+from benchmarks.run_workflow import run_backend
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from quality_table import auc, pct
-from references import DETECTORS, ROOT, detect, detection_figures, machine, warm_up
-from run_workflow import run_backend
-
-DEFAULT_DATA = ROOT.parent / "shared" / "mitdb"
 CLASSES = ("V", "S")
+LABELS = {"beatflow": "beatflow", "sleepecg": "sleepecg", "neurokit2": "NeuroKit2", "xqrs": "XQRS"}
 
 
 def records_in(data: Path, only: list[str] | None) -> list[str]:
@@ -48,19 +43,19 @@ def write_sheet(data: Path, records: list[str], path: Path) -> None:
     path.write_text("\n".join(rows) + "\n")
 
 
-def references(data: Path, records: list[str]) -> dict:
+def references(data: Path, records: list[str], detectors: tuple[str, ...] = DETECTORS) -> dict:
     """Each detector's figures and in-process seconds per record, against the record's annotations."""
     from beatflow.io.physio import read_wfdb
     from beatflow.io.truth import read_truth
 
-    warm_up()
+    warm_up(detectors)
     out = {}
     for record in records:
         signals, leads, fs = read_wfdb(data / record, None)
         truth, excluded = read_truth(data / f"{record}.atr")
         first, second = signals[leads[0]], signals[leads[1]] if len(leads) > 1 else None
         out[record] = {}
-        for name in DETECTORS:
+        for name in detectors:
             peaks, seconds = detect(name, first, fs, second)
             out[record][name] = {**detection_figures(truth["sample"].to_numpy(), peaks, fs, excluded),
                                  "seconds": round(seconds, 3)}
@@ -76,12 +71,23 @@ def gross(per_record: dict, name: str) -> dict:
             "seconds": round(sum(r["seconds"] for r in rows), 2)}
 
 
+def names(result: dict) -> tuple[str, ...]:
+    """The detectors of the JSON (all of them where it does not say)."""
+    return tuple(result["gross"])
+
+
 def markdown(result: dict) -> str:
-    det, wf = result["detectors"], result["workflow"]
+    return "\n".join(header(result) + anomaly_lines(result) + per_record(result) + class_tables(result) + [
+        "", ("AUROC cells give the class's beat count in brackets. beatflow's detection figures in the "
+             "per-record table are the workflow's (`evaluation.json`); the gross table's beatflow row is its "
+             "detector run in-process on the same leads, which gives the same beats.")]) + "\n"
+
+
+def header(result: dict) -> list[str]:
     m = result["machine"]
     lines = [
         "# beatflow on real ECG (MIT-BIH Arrhythmia Database)", "",
-        (f"Made by `python benchmarks/real_ecg.py` on {result['date']} (commit {m['git_commit']}, {m['cpu']}, "
+        (f"Made by `python -m benchmarks.real_ecg` on {result['date']} (commit {m['git_commit']}, {m['cpu']}, "
         f"{m['usable_cores']} cores, CPU backend); the JSON is `{result['json']}`. {len(result['records'])} records "
         f"of `{result['data']}`, whole records, default config, one configuration for every record. Beats "
         "match one-to-one within 150 ms; ventricular flutter/fibrillation episodes are excluded (ANSI/AAMI EC57). "
@@ -91,11 +97,17 @@ def markdown(result: dict) -> str:
         "## Detection, gross (summed over records)", "",
         "| detector | Se % | +P % | F1 | records with F1 < 0.99 | lowest F1 | seconds (in-process, all records) |",
         "|---|---|---|---|---|---|---|"]
-    for name in DETECTORS:
+    for name in names(result):
         g = result["gross"][name]
         lines.append(f"| {name} | {pct(g['sensitivity'])} | {pct(g['ppv'])} | {g['f1']:.4f} | "
                      f"{g['records_f1_below_0.99']} | {g['min_f1']:.3f} | {g['seconds']:.1f} |")
+    return lines
+
+
+def anomaly_lines(result: dict) -> list[str]:
+    wf = result["workflow"]
     c = wf["cohort"]
+    lines = []
     if wf["wall_s"] is not None:
         run_line = (f"The workflow itself (`snakemake --cores {result['cores']}`, ingest to plots for every record): "
                     f"{wf['wall_s']:.0f} s; its evaluate rule gives")
@@ -111,24 +123,24 @@ def markdown(result: dict) -> str:
         lines.append(f"| {label} | {k['auroc_records']} | {auc(k['auroc_median'])} | {auc(k['auroc_min'])} "
                      f"({k['auroc_lowest_record']}) | {pct(k['gross_flag_sensitivity'])} | "
                      f"{pct(k['gross_flag_ppv'])} |")
-    lines += ["", (f"Normal beats flagged: median over records {pct(c['normal_flagged_median'])} %, "
-              f"gross {pct(c['normal_flagged_gross'])} %."), "",
-              "## Per record", "",
-              ("| record | beats | beatflow Se % | +P % | F1 | sleepecg F1 | NeuroKit2 F1 | XQRS F1 | V AUROC | "
-              "S AUROC | N flagged % |"), "|---|---|---|---|---|---|---|---|---|---|---|"]
+    return lines + ["", (f"Normal beats flagged: median over records {pct(c['normal_flagged_median'])} %, "
+                         f"gross {pct(c['normal_flagged_gross'])} %.")]
+
+
+def per_record(result: dict) -> list[str]:
+    wf, others = result["workflow"], names(result)[1:]
+    lines = ["", "## Per record", "",
+             ("| record | beats | beatflow Se % | +P % | F1 | " + "".join(f"{LABELS[n]} F1 | " for n in others)
+              + "V AUROC | S AUROC | N flagged % |"), "|---|---|---|---|---|" + "---|" * (len(others) + 3)]
     for record in result["records"]:
-        e, d = wf["evaluation"][record], det[record]
+        e, d = wf["evaluation"][record], result["detectors"][record]
         per = e["per_label"]
         lines.append(f"| {record} | {e['n_true']} | {pct(e['sensitivity'])} | {pct(e['ppv'])} | {e['f1']:.4f} | "
-                     f"{d['sleepecg']['f1']:.4f} | {d['neurokit2']['f1']:.4f} | {d['xqrs']['f1']:.4f} | "
-                     f"{auc(per.get('V', {}).get('auroc'))} ({per.get('V', {}).get('n', 0)}) | "
+                     + "".join(f"{d[n]['f1']:.4f} | " for n in others)
+                     + f"{auc(per.get('V', {}).get('auroc'))} ({per.get('V', {}).get('n', 0)}) | "
                      f"{auc(per.get('S', {}).get('auroc'))} ({per.get('S', {}).get('n', 0)}) | "
                      f"{pct(e['normal_flagged'])} |")
-    lines += class_tables(result)
-    lines += ["", ("AUROC cells give the class's beat count in brackets. beatflow's detection figures in the "
-              "per-record table are the workflow's (`evaluation.json`); the gross table's beatflow row is its "
-              "detector run in-process on the same leads, which gives the same beats.")]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def class_tables(result: dict) -> list[str]:
@@ -166,12 +178,11 @@ def class_tables(result: dict) -> list[str]:
     return lines
 
 
-def main(argv=None) -> None:
-    from beatflow.evaluate import cohort_figures
-
+def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder of WFDB records with .atr annotations")
+    p.add_argument("--data", type=Path, default=MITDB, help="folder of WFDB records with .atr annotations")
     p.add_argument("--records", help="comma-separated record names (default: every record in --data)")
+    p.add_argument("--detectors", help="comma-separated reference detectors beside beatflow (default: all)")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--device", default="cpu", choices=["cpu", "gpu", "auto"])
     p.add_argument("--json", type=Path)
@@ -183,7 +194,38 @@ def main(argv=None) -> None:
                    "results folder of a workflow run on these records instead of running the workflow (no timing)")
     p.add_argument("--render", type=Path, metavar="JSON", help="only write the Markdown again from a JSON this "
                    "script wrote (to --md, default docs/real_ecg.md)")
-    a = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def workflow_run(a: argparse.Namespace, data: Path, records: list[str]) -> dict:
+    """The workflow's figures: from ``--results`` where given, else a run on a sheet of these records."""
+    if a.results:
+        missing = [r for r in records if not (a.results / r / "evaluation.json").exists()]
+        if missing:
+            raise SystemExit(f"{a.results} has no evaluation.json for {missing}")
+        return {"wall_s": None, "stages_s": {},
+                "evaluation": {r: json.loads((a.results / r / "evaluation.json").read_text()) for r in records}}
+    with tempfile.TemporaryDirectory() as tmp:
+        sheet = Path(tmp) / "records.tsv"
+        write_sheet(data, records, sheet)
+        return run_backend(a.device, a.cores, str(sheet), [], None)
+
+
+def detector_figures(a: argparse.Namespace, data: Path, records: list[str]) -> dict:
+    """The reference detectors' figures per record: from ``--detectors-from`` where given, else run here."""
+    if not a.detectors_from:
+        return references(data, records, chosen(a.detectors))
+    earlier = json.loads(a.detectors_from.read_text())
+    missing = sorted(set(records) - set(earlier["detectors"]))
+    if missing:
+        raise SystemExit(f"{a.detectors_from} has no detector figures for {missing}")
+    return {r: earlier["detectors"][r] for r in records}
+
+
+def main(argv=None) -> None:
+    from beatflow.evaluate import cohort_figures
+
+    a = parse_args(argv)
     if a.render:
         (a.md or ROOT / "docs" / "real_ecg.md").write_text(markdown(json.loads(a.render.read_text())))
         return
@@ -192,41 +234,21 @@ def main(argv=None) -> None:
         raise SystemExit(f"{data} not found: point --data at a folder of WFDB records (e.g. from "
                          "wfdb.dl_database('mitdb', 'mitdb'))")
     records = records_in(data, a.records.split(",") if a.records else None)
-    date = datetime.now(UTC).strftime("%Y%m%d")
     temporary = a.records is not None
-    out_dir = Path(tempfile.mkdtemp()) if temporary else ROOT / "benchmarks" / "results"
-    json_path = a.json or out_dir / f"real-ecg-{date}.json"
+    out_dir = Path(tempfile.mkdtemp()) if temporary else RESULTS
+    json_path = a.json or out_dir / f"real-ecg-{today()}.json"
     md_path = a.md or (out_dir / "real_ecg.md" if temporary else ROOT / "docs" / "real_ecg.md")
-    if a.results:
-        missing = [r for r in records if not (a.results / r / "evaluation.json").exists()]
-        if missing:
-            raise SystemExit(f"{a.results} has no evaluation.json for {missing}")
-        run = {"wall_s": None, "stages_s": {},
-               "evaluation": {r: json.loads((a.results / r / "evaluation.json").read_text()) for r in records}}
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            sheet = Path(tmp) / "records.tsv"
-            write_sheet(data, records, sheet)
-            run = run_backend(a.device, a.cores, str(sheet), [], None)
+    run = workflow_run(a, data, records)
     evaluations = {r: run["evaluation"][r] for r in records}
-    if a.detectors_from:
-        earlier = json.loads(a.detectors_from.read_text())
-        missing = sorted(set(records) - set(earlier["detectors"]))
-        if missing:
-            raise SystemExit(f"{a.detectors_from} has no detector figures for {missing}")
-        detectors = {r: earlier["detectors"][r] for r in records}
-    else:
-        detectors = references(data, records)
-    result = {"date": date, "data": str(a.data), "records": records, "cores": a.cores, "machine": machine(),
-              "json": str(json_path.relative_to(ROOT)) if json_path.is_relative_to(ROOT) else str(json_path),
+    detectors = detector_figures(a, data, records)
+    result = {"date": today(), "data": str(a.data), "records": records, "cores": a.cores, "machine": machine(),
+              "json": relative(json_path),
               "workflow": {"wall_s": run["wall_s"], "stages_s": run["stages_s"], "evaluation": evaluations,
                            "cohort": cohort_figures(evaluations)},
-              "detectors": detectors, "gross": {n: gross(detectors, n) for n in DETECTORS},
+              "detectors": detectors, "gross": {n: gross(detectors, n) for n in next(iter(detectors.values()))},
               "detectors_from": str(a.detectors_from) if a.detectors_from else None,
               "results_from": str(a.results) if a.results else None}
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    json_path.write_text(json.dumps(result, indent=1, default=lambda v: v.item() if isinstance(v, np.generic) else v)
-                         + "\n")
+    write_json(json_path, result, indent=1)
     md_path.write_text(markdown(result))
     print(md_path.read_text())
     print(f"wrote {json_path} and {md_path}")

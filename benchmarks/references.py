@@ -2,33 +2,31 @@
 
 sleepecg (``detect_heartbeats``), NeuroKit2 (``ecg_peaks``, default method) and wfdb's XQRS
 (``xqrs_detect``), each on one lead at its default settings; beatflow's own detector
-(``detect.segment.detect_peaks``, default ``SegmentParams``, CPU backend) with the second lead where there
-is one, as the segment rule runs it. Needs the ``bench`` extra (``pip install -e ".[bench]"``).
+(``detect.segment.detect_peaks``, the config's segment section, CPU backend) with the second lead where there
+is one, as the segment rule runs it. sleepecg and NeuroKit2 come with the ``bench`` extra
+(``pip install -e ".[bench]"``); a script's ``--detectors`` can leave them out.
 """
 
 from __future__ import annotations
 
-import os
-import platform
-import subprocess
+import importlib.util
 import time
 import warnings
-from importlib import metadata
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks import common
+
 DETECTORS = ("beatflow", "sleepecg", "neurokit2", "xqrs")
 PACKAGES = ("numpy", "scipy", "numba", "torch", "wfdb", "sleepecg", "neurokit2")
+MODULE = {"beatflow": "beatflow", "sleepecg": "sleepecg", "neurokit2": "neurokit2", "xqrs": "wfdb"}
 
 
 def _beatflow(x, fs, second=None):
     from beatflow.backend import select_backend
-    from beatflow.detect.params import SegmentParams
     from beatflow.detect.segment import detect_peaks
 
-    return detect_peaks(x, fs, SegmentParams(), select_backend("cpu"), second=second)
+    return detect_peaks(x, fs, common.stage_params()[0], select_backend("cpu"), second=second)
 
 
 def _sleepecg(x, fs):
@@ -52,6 +50,20 @@ def _xqrs(x, fs):
 RUN = {"beatflow": _beatflow, "sleepecg": _sleepecg, "neurokit2": _neurokit2, "xqrs": _xqrs}
 
 
+def chosen(names: str | None) -> tuple[str, ...]:
+    """The detectors of a comma-separated ``names`` (None: all), beatflow first; stops if one is unknown or
+    its package is not installed."""
+    wanted = tuple(DETECTORS if names is None else ["beatflow"] + [n for n in names.split(",") if n != "beatflow"])
+    unknown = sorted(set(wanted) - set(DETECTORS))
+    if unknown:
+        raise SystemExit(f"unknown detectors {unknown}: choose from {', '.join(DETECTORS)}")
+    missing = [n for n in wanted if importlib.util.find_spec(MODULE[n]) is None]
+    if missing:
+        raise SystemExit(f"detectors {missing} need their packages (pip install -e \".[bench]\"), or leave them "
+                         "out with --detectors")
+    return wanted
+
+
 def detect(name: str, x32: np.ndarray, fs: float, second: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Peaks (sorted unique int64) and seconds; beatflow gets float32 (as from signal.parquet) and the
     ``second`` lead where there is one (as the segment rule does), the others the first lead in float64.
@@ -65,13 +77,13 @@ def detect(name: str, x32: np.ndarray, fs: float, second: np.ndarray | None = No
     return np.unique(np.asarray(peaks, dtype=np.int64)), seconds
 
 
-def warm_up() -> None:
+def warm_up(detectors=DETECTORS) -> None:
     """Compile/import everything once (Numba JIT, module imports), so that the seconds are steady state."""
     from beatflow.synth import SynthSpec, generate
 
     for fs in (128.0, 360.0):
         leads, _, _ = generate(SynthSpec(duration_s=60, fs=fs, seed=0))
-        for name in DETECTORS:
+        for name in detectors:
             detect(name, leads["MLII"], fs, leads["V1"])
 
 
@@ -89,34 +101,6 @@ def detection_figures(true: np.ndarray, detected: np.ndarray, fs: float, exclude
                               "sensitivity", "ppv", "f1")}
 
 
-def machine_threads() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
 def machine() -> dict:
-    """The CPU, the packages' versions and the git commit the figures come from."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                                check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = None
-    return {"cpu": model, "cores": os.cpu_count(), "usable_cores": machine_threads(), "platform": platform.platform(),
-            "gpu": "none used (CPU backend)", "load_average_1min_start": round(os.getloadavg()[0], 2),
-            "git_commit": commit, "versions": versions}
+    """The CPU, the detectors' packages' versions and the git commit the figures come from."""
+    return common.machine(PACKAGES)

@@ -1,6 +1,6 @@
 """Time the whole workflow and each rule on one or more backends, and write the figures as JSON.
 
-    python benchmarks/run_workflow.py --devices gpu cpu --out benchmarks/results/demo-h200.json [--records SHEET]
+    python -m benchmarks.run_workflow --devices gpu cpu --out benchmarks/results/demo-h200.json [--records SHEET]
 
 Each backend runs in a fresh copy of the project (clean results/) with
 ``snakemake --cores N --resources gpu=1 --config device=...``; ``gpu-per-job`` and ``cpu-per-job`` run each
@@ -16,43 +16,21 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timeline import GPU_RULES, intervals
+from benchmarks.common import device_name, scratch_project, versions, write_json
+from benchmarks.timeline import GPU_RULES, intervals
 
 PER_BACKEND = ("workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s", "gpu_busy", "evaluation",
                "load_average")
 PACKAGES = ("numpy", "pandas", "pyarrow", "numba", "numba-cuda", "torch", "cupy-cuda13x", "cudf-cu13",
             "kvikio-cu13", "rmm-cu13", "snakemake", "holoviews", "bokeh")
-
-
-def versions() -> dict:
-    found = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
-
-
-def device_name() -> str:
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        return out or "no GPU"
-    except (OSError, subprocess.CalledProcessError):
-        return f"CPU only ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
 
 
 def outside_rules(logs: Path, wall: float) -> float:
@@ -104,17 +82,14 @@ def digests(results: Path) -> dict:
     return {f"{p.parent.name}/{p.name}": digest(p) for name in ARTIFACTS for p in sorted(results.glob(f"*/{name}"))}
 
 
-def run_backend(run: str, cores: int, records: str | None, extra: list[str], keep: Path | None) -> dict:
+def run_backend(run: str, cores: int, records: str | None, extra: list[str], keep: Path | None,
+                keep_results: Path | None = None) -> dict:
+    """Snakemake on one backend (``run``: ``gpu``, ``cpu``, ``auto`` or ``<device>-per-job``) in a scratch copy
+    of the project: the run's figures (``keep``: copy its logs there; ``keep_results``: its results/)."""
     device, _, mode = run.partition("-")  # "gpu", or "gpu-per-job": no warm workers
     env = {**os.environ, **({"BEATFLOW_WORKER": "off"} if mode == "per-job" else {})}
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        for name in ("Snakefile", "workflow", "scripts", "config", "environment.yml"):
-            src = ROOT / name
-            (shutil.copytree if src.is_dir() else shutil.copy2)(src, work / name)
-        for name in ("resources", "data"):  # reuse generated inputs (demo, synthetic records)
-            if (ROOT / name).exists():
-                shutil.copytree(ROOT / name, work / name, symlinks=True)
+        work = scratch_project(Path(tmp))
         cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--resources", "gpu=1",
                "--config", f"device={device}", *([f"records={records}"] if records else []), *extra]
         load_before = os.getloadavg()[0]
@@ -127,28 +102,44 @@ def run_backend(run: str, cores: int, records: str | None, extra: list[str], kee
             sampler.wait()
         load = {"before": load_before, "after": os.getloadavg()[0]}  # other work on the host slows every rule
         if keep is not None:
-            dest = keep / run
-            shutil.rmtree(dest, ignore_errors=True)
-            shutil.copytree(work / "logs", dest / "logs", dirs_exist_ok=True)
-            if (work / ".snakemake" / "beatflow").exists():  # the warm workers' own logs
-                shutil.copytree(work / ".snakemake" / "beatflow", dest / "workers", dirs_exist_ok=True)
-            (dest / "snakemake.stderr").write_text(proc.stderr)
+            keep_logs(work, keep / run, proc.stderr)
+        if keep_results is not None:
+            shutil.copytree(work / "results", keep_results / run, dirs_exist_ok=True)
         if proc.returncode != 0:
             raise SystemExit(f"{run}: snakemake failed\n{proc.stderr[-5000:]}")
-        used = {m for log in (work / "logs").glob("*/*.log") if log.stem in GPU_RULES
-                for m in re.findall(r"backend: (gpu|cpu)", log.read_text())}  # plot draws on the CPU on both
-        if device != "auto" and used != {device}:
-            raise SystemExit(f"asked for device={device} but the rules ran on {sorted(used)}")
-        stages: dict[str, dict[str, float]] = {}
-        for bench in sorted((work / "logs").glob("*/*.benchmark.tsv")):
-            lines = bench.read_text().splitlines()
-            stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = float(lines[1].split("\t")[0])
+        check_backend(work / "logs", device)
         evaluations = {p.parent.name: json.loads(p.read_text()) for p in (work / "results").glob("*/evaluation.json")}
-        return {"wall_s": wall, "stages_s": stages, "breakdown_s": breakdown(work / "logs"),
+        return {"wall_s": wall, "stages_s": stages_s(work / "logs"), "breakdown_s": breakdown(work / "logs"),
                 "outside_rules_s": outside_rules(work / "logs", wall),
                 "gpu_busy": gpu_busy(work / "gpu.csv") if sampler is not None else None,
                 "evaluation": evaluations, "records": record_sizes(work), "load_average": load,
                 "digests": digests(work / "results")}
+
+
+def keep_logs(work: Path, dest: Path, stderr: str) -> None:
+    """A run's rule logs, its warm workers' logs and Snakemake's stderr, copied to ``dest``."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(work / "logs", dest / "logs", dirs_exist_ok=True)
+    if (work / ".snakemake" / "beatflow").exists():  # the warm workers' own logs
+        shutil.copytree(work / ".snakemake" / "beatflow", dest / "workers", dirs_exist_ok=True)
+    (dest / "snakemake.stderr").write_text(stderr)
+
+
+def check_backend(logs: Path, device: str) -> None:
+    """Stop unless every GPU-capable rule ran on ``device`` (``auto``: whichever)."""
+    used = {m for log in logs.glob("*/*.log") if log.stem in GPU_RULES
+            for m in re.findall(r"backend: (gpu|cpu)", log.read_text())}  # plot draws on the CPU on both
+    if device != "auto" and used != {device}:
+        raise SystemExit(f"asked for device={device} but the rules ran on {sorted(used)}")
+
+
+def stages_s(logs: Path) -> dict[str, dict[str, float]]:
+    """Seconds per record and rule, from Snakemake's ``benchmark:`` files."""
+    stages: dict[str, dict[str, float]] = {}
+    for bench in sorted(logs.glob("*/*.benchmark.tsv")):
+        lines = bench.read_text().splitlines()
+        stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = float(lines[1].split("\t")[0])
+    return stages
 
 
 def breakdown(logs: Path) -> dict:
@@ -190,7 +181,7 @@ def single(per_record: dict) -> dict:
     return {"name": name, **value}
 
 
-def main() -> None:
+def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--devices", nargs="+", default=["cpu"],
                    choices=["gpu", "cpu", "auto", "gpu-per-job", "cpu-per-job"])
@@ -198,13 +189,17 @@ def main() -> None:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--add", action="store_true", help="add these backends to the report already in --out")
     p.add_argument("--keep-logs", type=Path, help="copy each run's logs/ here")
+    p.add_argument("--keep-results", type=Path, help="copy each run's results/ here (a folder per backend)")
     p.add_argument("--records", help="records sheet (config key records; default: the demo)")
     p.add_argument("snakemake_args", nargs="*", help="extra snakemake arguments (after --; not --config, "
                    "which would replace device=)")
-    a = p.parse_args()
-    results = {d: run_backend(d, a.cores, a.records, a.snakemake_args, a.keep_logs) for d in a.devices}
-    report = {
-        "device": device_name(), "versions": versions(), "cores": a.cores,
+    return p.parse_args(argv)
+
+
+def report(results: dict, cores: int) -> dict:
+    """The JSON report of the runs on each backend."""
+    out = {
+        "device": device_name(), "versions": versions(PACKAGES), "cores": cores,
         "record": single(next(iter(results.values()))["records"]),
         "workflow_wall_s": {d: r["wall_s"] for d, r in results.items()},
         "stages_s": {d: single(r["stages_s"]) for d, r in results.items()},
@@ -214,20 +209,27 @@ def main() -> None:
         "evaluation": {d: r["evaluation"] for d, r in results.items()},
         "load_average": {d: r["load_average"] for d, r in results.items()},  # 1-min, before and after the run
     }
+    return out
+
+
+def main(argv=None) -> None:
+    a = parse_args(argv)
+    results = {d: run_backend(d, a.cores, a.records, a.snakemake_args, a.keep_logs, a.keep_results)
+               for d in a.devices}
+    out = report(results, a.cores)
     if a.add and a.out.exists():  # another backend's run of the same record, measured earlier
         earlier = json.loads(a.out.read_text())
         for key in PER_BACKEND:
-            report[key] = {**earlier.get(key, {}), **report[key]}
-    report["artifacts_unlike_warm"] = {  # a process per job against the warm workers, byte for byte
+            out[key] = {**earlier.get(key, {}), **out[key]}
+    out["artifacts_unlike_warm"] = {  # a process per job against the warm workers, byte for byte
         d: sorted(k for k, v in r["digests"].items() if results[d.split("-")[0]]["digests"].get(k) != v)
         for d, r in results.items() if d.endswith("-per-job") and d.split("-")[0] in results}
-    walls = report["workflow_wall_s"]
+    walls = out["workflow_wall_s"]
     if {"gpu", "cpu"} <= walls.keys():
-        report["cpu_over_gpu"] = walls["cpu"] / walls["gpu"]
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps({k: report[k] for k in ("device", "workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s",
-                                             "gpu_busy")}, indent=1))
+        out["cpu_over_gpu"] = walls["cpu"] / walls["gpu"]
+    write_json(a.out, out)
+    print(json.dumps({k: out[k] for k in ("device", "workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s",
+                                          "gpu_busy")}, indent=1))
 
 
 if __name__ == "__main__":

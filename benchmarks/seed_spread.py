@@ -1,10 +1,10 @@
 """How much the anomaly scores of one record depend on the training seed.
 
-    python benchmarks/seed_spread.py data/holter20h.csv data/holter20h_truth.csv --seeds 0 1 2 3 \
+    python -m benchmarks.seed_spread data/holter20h.csv data/holter20h_truth.csv --seeds 0 1 2 3 \
         --out benchmarks/results/seed-spread-h200.json [--device gpu]
 
 Ingests, segments and embeds the record once (CSV sampled at ``--fs``, every column but ``time_s`` a lead),
-then trains and scores it once per seed with the default config, and evaluates each run against the truth.
+then trains and scores it once per seed with the default config (``config/config.yaml``), and evaluates each run against the truth.
 Per seed: AUROC per label, the share of normal beats flagged, and that share by the label of the beat
 before and after (the normal beats next to ectopic ones are where false alarms gather).
 """
@@ -19,15 +19,17 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.common import artifact_paths, band_hz, config, embed_length_s, stage_params, write_json
+
 NEIGHBOURS = ("N", "A", "V", "L")
 
 
 def flagged_by_neighbour(table, truth, fs: float) -> dict:
     """Share of normal beats flagged, overall and by the label of the true beat before / after."""
-    from beatflow.evaluate import match
+    from beatflow.evaluate import TOLERANCE_S, match
 
     labels = truth["label"].to_numpy().astype(str)
-    ti, di = match(truth["sample"].to_numpy(), table.peak.to_numpy(), 0.150 * fs)
+    ti, di = match(truth["sample"].to_numpy(), table.peak.to_numpy(), TOLERANCE_S * fs)
     flagged = table.score.to_numpy()[di] > 1
     normal = labels[ti] == "N"
     before = np.where(ti > 0, labels[np.maximum(ti - 1, 0)], "-")
@@ -41,51 +43,52 @@ def flagged_by_neighbour(table, truth, fs: float) -> dict:
             "before_a_beat_labelled": {k: share(normal & (after == k)) for k in NEIGHBOURS}}
 
 
-def main() -> None:
+def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("csv", type=Path)
     p.add_argument("truth", type=Path)
     p.add_argument("--fs", type=float, default=250.0)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
+    p.add_argument("--epochs", type=int, help="training epochs (default: the config's train.epochs)")
     p.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
     p.add_argument("--out", type=Path, required=True)
-    a = p.parse_args()
+    return p.parse_args(argv)
 
+
+def main(argv=None) -> None:
+    a = parse_args(argv)
     import pandas as pd
 
     from beatflow.backend import select_backend
-    from beatflow.detect.params import SegmentParams
     from beatflow.detect.segment import segment
     from beatflow.embed.rows import embed
     from beatflow.evaluate import evaluate
-    from beatflow.io.ingest import TIME, csv_header, ingest
-    from beatflow.learn.train import TrainParams, train
-    from beatflow.score.scores import ScoreParams, score
+    from beatflow.io.ingest import TIME, IngestParams, csv_header, ingest
+    from beatflow.learn.train import train
+    from beatflow.score.scores import score
 
     backend = select_backend(a.device)
     truth = pd.read_csv(a.truth)
+    seg = stage_params()[0]
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {k: Path(tmp) / v for k, v in {"signal": "signal.parquet", "beats": "beats.parquet",
-                                               "embedding": "embedding.npy", "model": "model.pt",
-                                               "scores": "scores.parquet", "latent": "latent.parquet"}.items()}
-        ingest("r", a.csv, a.fs, [c for c in csv_header(a.csv) if c != TIME], paths["signal"], backend)
-        segment("r", paths["signal"], paths["beats"], SegmentParams(), backend)
-        embed("r", paths["signal"], paths["beats"], paths["embedding"], 1.0, backend)
+        paths = artifact_paths(Path(tmp))
+        ingest("r", a.csv, a.fs, [c for c in csv_header(a.csv) if c != TIME], paths["signal"], backend,
+               IngestParams.from_config(config()["ingest"]))
+        segment("r", paths["signal"], paths["beats"], seg, backend)
+        embed("r", paths["signal"], paths["beats"], paths["embedding"], embed_length_s(), backend, band_hz())
         for seed in a.seeds:
             t0 = time.perf_counter()
-            tp = TrainParams(seed=seed)
+            _, tp, sp = stage_params(seed=seed, **({"epochs": a.epochs} if a.epochs else {}))
             train("r", paths["embedding"], paths["beats"], paths["model"], tp, backend, fs=a.fs)
-            score("r", paths, SegmentParams(), tp, ScoreParams(), backend)
+            score("r", paths, seg, tp, sp, backend)
             table = pd.read_parquet(paths["scores"])
             result = evaluate(truth, table, a.fs)
             runs[str(seed)] = {"auroc": {k: v["auroc"] for k, v in result["per_label"].items()},
                                **flagged_by_neighbour(table, truth, a.fs),
                                "train_and_score_s": round(time.perf_counter() - t0, 2)}
             print(seed, json.dumps(runs[str(seed)]), flush=True)
-    report = {"device": backend.detail, "record": str(a.csv), "seeds": runs}
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(a.out, {"device": backend.detail, "record": str(a.csv), "seeds": runs})
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 """Warm, in-process figures for the stages of the seed's case, beside the issue's reference numbers.
 
-    python benchmarks/stages.py data/holter20h.csv --out benchmarks/results/stages-h200.json [--device gpu]
+    python -m benchmarks.stages data/holter20h.csv --out benchmarks/results/stages-h200.json [--device gpu]
 
 Measures (best of ``--repeat`` after a warm-up, device synchronised): CSV parse (cuDF or pyarrow) in GB/s of
 CSV; segment (``detect_peaks`` on the first lead, the second confirming as in the segment rule) + embed of all
-leads (``band_pass`` + ``embed_beats``); a
+leads (``band_pass`` over ``embed.band_hz`` + ``embed_beats``); a
 2 GiB ``.npy`` read into device memory by kvikio and by ``np.load`` + ``cupy.asarray``, warm (page cache) and
-cold (evicted with ``posix_fadvise``); and the VAE's seconds per epoch on 63.5 k beats.
+cold (evicted with ``posix_fadvise``); and the VAE's seconds per epoch on ``--vae-beats`` beats (63.5 k).
+Parameters are the config's (``config/config.yaml``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks.common import band_hz, config, stage_params, write_json
 
 
 def best(run, sync, repeat: int) -> float:
@@ -67,7 +70,6 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
         wavelet_responses,
     )
     from beatflow.detect.fusion import fused_envelope
-    from beatflow.detect.params import SegmentParams
     from beatflow.detect.peaks import lead_support, nms_mask
     from beatflow.detect.searchback import search_back
     from beatflow.detect.segment import beats_table, detect_peaks
@@ -75,14 +77,14 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     from beatflow.dsp.filters import band_pass
     from beatflow.embed.rows import embed_beats
 
-    p = SegmentParams()
+    p, hz = stage_params()[0], band_hz()
     leads = list(signals.values())
     first, second = leads[0], leads[1] if len(leads) > 1 else None
     peaks = detect_peaks(first, fs, p, backend, second=second)
     kept = beats_table(peaks, first.shape[0], fs, p).query("kept")
     starts, lengths = kept.start.to_numpy(), kept.length.to_numpy()
     segment_s = best(lambda: detect_peaks(first, fs, p, backend, second=second), sync, repeat)
-    embed_s = best(lambda: embed_beats(band_pass(leads, fs, 0.5, 40.0, backend.xp), starts, lengths,
+    embed_s = best(lambda: embed_beats(band_pass(leads, fs, *hz, backend.xp), starts, lengths,
                                        round(fs), backend), sync, repeat)
     block = p.block(fs)
     r = wavelet_responses(first, fs, p.widths_s, backend)[0]
@@ -90,7 +92,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     scratch = r.copy()  # divided in place, over and over: only its time counts
     envelope = detection_envelope(first, fs, p, backend)
     candidates = backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
-    filtered = band_pass(leads, fs, 0.5, 40.0, backend.xp)
+    filtered = band_pass(leads, fs, *hz, backend.xp)
     band = qrs_band(first, fs, backend.xp)
     parts = {  # where the time goes (polarity_and_reference and per_block_reference once per wavelet width)
         "wavelet_responses": lambda: wavelet_responses(first, fs, p.widths_s, backend),
@@ -100,7 +102,7 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
         "qrs_band": lambda: qrs_band(first, fs, backend.xp),
         "noise_veto": lambda: noise_veto(band, fs, candidates, envelope[candidates], p, backend),
         "search_back": lambda: search_back(peaks, envelope, band, fs, p, backend),
-        "band_pass_all_leads": lambda: band_pass(leads, fs, 0.5, 40.0, backend.xp),
+        "band_pass_all_leads": lambda: band_pass(leads, fs, *hz, backend.xp),
         "embed_kernel": lambda: embed_beats(filtered, starts, lengths, round(fs), backend),
     }
     if second is not None:
@@ -141,21 +143,25 @@ def npy_read(backend, sync, gib: float) -> dict:
 
 
 def vae_epoch(backend, beats: int, batch_size: int) -> dict:
+    """Seconds per epoch of the VAE on ``beats`` synthetic rows (the config's train section otherwise)."""
     import torch
 
     from beatflow.backend import torch_device
     from beatflow.learn.train import TrainParams, fit
+
+    train = config()["train"]
 
     device = torch_device(backend)
     g = torch.Generator().manual_seed(0)
     t = torch.linspace(-1, 1, 250)
     x = (torch.exp(-((t - 0.2 * torch.rand(beats, 2, 1, generator=g)) / 0.05) ** 2)
          + 0.05 * torch.randn(beats, 2, 250, generator=g)).to(device)
-    fit(x[:4096], TrainParams(epochs=1, batch_size=batch_size), device)  # CUDA context, cuDNN, first graph
+    # the CUDA context, cuDNN and the first graph, outside the timing
+    fit(x[:4096], TrainParams.from_config({**train, "epochs": 1, "batch_size": batch_size}), device)
     timing = {}
     for epochs in (1, 6):
         t0 = time.perf_counter()
-        _, history = fit(x, TrainParams(epochs=epochs, batch_size=batch_size), device)
+        _, history = fit(x, TrainParams.from_config({**train, "epochs": epochs, "batch_size": batch_size}), device)
         if device.type == "cuda":
             torch.cuda.synchronize()
         timing[epochs] = time.perf_counter() - t0
@@ -163,14 +169,15 @@ def vae_epoch(backend, beats: int, batch_size: int) -> dict:
             "first_epoch_s": timing[1], "final_loss": history[-1]}
 
 
-def main() -> None:
+def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("csv", type=Path, help="the seed-scale CSV (beatflow-synth --hours 20)")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[512])
-    a = p.parse_args()
+    p.add_argument("--vae-beats", type=int, default=63_500, help="rows the VAE epochs are timed on")
+    a = p.parse_args(argv)
     from beatflow.backend import select_backend
     from beatflow.io.ingest import TIME, csv_header, read_source, resolve_fs
 
@@ -182,11 +189,10 @@ def main() -> None:
     report = {"device": backend.detail, "csv": str(a.csv),
               "csv_parse": csv_parse(a.csv, leads, backend, sync, a.repeat),
               "segment_embed": segment_embed(signals, fs, backend, sync, a.repeat),
-              "vae": [vae_epoch(backend, 63_500, b) for b in a.batch_sizes]}
+              "vae": [vae_epoch(backend, a.vae_beats, b) for b in a.batch_sizes]}
     if backend.gpu:
         report["npy_read_2gib"] = npy_read(backend, sync, 2.0)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(report, indent=2) + "\n")
+    write_json(a.out, report)
     print(json.dumps(report, indent=1))
 
 

@@ -1,4 +1,4 @@
-"""The synthetic quality suite (:mod:`quality`): its records, their noise, and the targets they are held to.
+"""The synthetic quality suite (:mod:`benchmarks.quality`): its records, their noise, and the targets they are held to.
 
 Every record is a :class:`beatflow.synth.SynthSpec`: the ectopy of :data:`ECTOPY`, one :data:`NOISE` preset, and
 the record's own fields over both. The "unreadable" records are deliberately buried in noise; they are
@@ -8,6 +8,8 @@ reported apart and excluded from the targets.
 from __future__ import annotations
 
 from dataclasses import asdict
+
+from beatflow.synth import SynthSpec
 
 TARGET_DETECTION = 0.995  # sensitivity and PPV, every readable record
 TARGET_AUROC = 0.99  # A vs N and L vs N
@@ -31,8 +33,8 @@ NOISE_FREE = {"baseline_mv": 0.0, "mains_mv": 0.0, "noise_mv": 0.0, "burst_mv": 
 ECTOPY = {"pvc_rate": 0.02, "pac_rate": 0.03, "aberrant_rate": 0.02, "min_coupling_s": 0.25}
 SHORT_COUPLING = {"pvc_coupling_s": (0.25, 0.32), "pac_coupling_s": (0.25, 0.32)}
 PAUSES = {"pause_rate": 0.01, "pause_label": "P"}
-DEMO = {"fs": 250, "hr_bpm": 70, "pvc_rate": 0.02, "pac_rate": 0.02, "aberrant_rate": 0.01, "min_coupling_s": 0.0,
-        "seed": 0}  # exactly the workflow's demo record (workflow/rules/demo.smk)
+DEMO = {**{k: getattr(SynthSpec(), k) for k in ("fs", "hr_bpm", *ECTOPY)}, "seed": 0}  # the demo record: SynthSpec's
+# defaults (workflow/rules/demo.smk)
 
 # name, what it tests, minutes, SynthSpec fields (over ECTOPY and the noise preset), noise preset, in --quick.
 # The seed is 100 + the position in this list unless the fields give one.
@@ -79,8 +81,6 @@ SUITE = [
 def suite(quick: bool, only: list[str] | None) -> list[dict]:
     """The records to run (``quick``: those marked for --quick, cut to :data:`QUICK_MINUTES`; ``only``: these
     names), each ``{"name", "what", "noise", "unreadable", "spec"}``."""
-    from beatflow.synth import SynthSpec
-
     records = []
     for i, (name, what, minutes, fields, noise, in_quick) in enumerate(SUITE, start=1):
         if (quick and not in_quick) or (only and name not in only):

@@ -1,7 +1,7 @@
 """Print when each job of a finished run started and ended, from the rule logs, and how many GPU jobs
 overlapped (with ``--resources gpu=1`` never more than one).
 
-    python benchmarks/timeline.py [WORKDIR]
+    python -m benchmarks.timeline [WORKDIR]
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ STAMP = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO "
 
 
 def intervals(workdir: Path) -> list[tuple[datetime, datetime, str, str]]:
+    """``(start, end, rule, record)`` of every job under ``workdir/logs``, by start."""
     jobs = []
     for log in sorted(workdir.glob("logs/**/*.log")):
         text = log.read_text()
@@ -28,9 +29,12 @@ def intervals(workdir: Path) -> list[tuple[datetime, datetime, str, str]]:
     return sorted(jobs)
 
 
-def main() -> None:
-    workdir = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    workdir = Path(argv[0] if argv else ".")
     jobs = intervals(workdir)
+    if not jobs:
+        raise SystemExit(f"no rule logs with start and done lines under {workdir / 'logs'}")
     t0 = jobs[0][0]
     print(f"{'start s':>8} {'end s':>8}  {'rule':<12} record   gpu")
     for start, end, rule, record in jobs:

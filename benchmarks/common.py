@@ -1,0 +1,166 @@
+"""What the benchmark scripts share: paths, the workflow's config, the machine a figure was measured on, JSON
+output, one record's artifact paths, a scratch copy of the project, and number formats."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+MITDB = ROOT.parent / "shared" / "mitdb"  # the 22 DS1 records of the MIT-BIH Arrhythmia Database, with .atr
+PROJECT_FILES = ("Snakefile", "workflow", "scripts", "config", "environment.yml")
+INPUTS = ("resources", "data")  # generated inputs a scratch copy reuses (demo, synthetic records)
+ARTIFACTS = {"signal": "signal.parquet", "beats": "beats.parquet", "embedding": "embedding.npy",
+             "model": "model.pt", "scores": "scores.parquet", "latent": "latent.parquet"}
+
+
+# ------------------------------------------------------------------------------------------------ config
+
+@cache
+def config() -> dict:
+    """The workflow's default config (``config/config.yaml``)."""
+    import yaml
+
+    return yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+
+
+def embed_length_s() -> float:
+    return float(config()["embed"]["length_s"])
+
+
+def band_hz() -> tuple[float, float]:
+    """The band-pass before embedding (``embed.band_hz``)."""
+    low, high = config()["embed"]["band_hz"]
+    return float(low), float(high)
+
+
+def stage_params(**train) -> tuple:
+    """``(SegmentParams, TrainParams, ScoreParams)`` from the config's sections, ``train`` overriding keys of
+    the train section (``seed``, ``epochs``)."""
+    from beatflow.detect.params import SegmentParams
+    from beatflow.learn.train import TrainParams
+    from beatflow.score.scores import ScoreParams
+
+    c = config()
+    return (SegmentParams.from_config(c["segment"]), TrainParams.from_config({**c["train"], **train}),
+            ScoreParams.from_config(c["score"]))
+
+
+def artifact_paths(folder: Path) -> dict[str, Path]:
+    """One record's stage artifacts in ``folder``, named as in ``results/{record}/``."""
+    return {name: Path(folder) / file for name, file in ARTIFACTS.items()}
+
+
+# ------------------------------------------------------------------------------------------------ machine
+
+def versions(packages, missing: bool = False) -> dict:
+    """Python's and each installed package's version (``missing``: the others as None)."""
+    found = {"python": platform.python_version()}
+    for name in packages:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            if missing:
+                found[name] = None
+    return found
+
+
+def device_name() -> str:
+    """The GPU (nvidia-smi's name, memory, driver), or the CPU where there is none."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        return out or "no GPU"
+    except (OSError, subprocess.CalledProcessError):
+        return f"CPU only ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def machine(packages) -> dict:
+    """The CPU, the packages' versions and the git commit a CPU measurement comes from."""
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "usable_cores": usable_cores(),
+            "platform": platform.platform(), "gpu": "none used (CPU backend)",
+            "load_average_1min_start": round(os.getloadavg()[0], 2), "git_commit": git_commit(),
+            "versions": versions(packages, missing=True)}
+
+
+# ------------------------------------------------------------------------------------------------ output
+
+def today() -> str:
+    """The UTC date as results files name it (``20261202``)."""
+    return datetime.now(UTC).strftime("%Y%m%d")
+
+
+def _plain(value):
+    """numpy scalars and arrays as JSON values."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def write_json(path: Path, obj, indent: int = 2) -> Path:
+    """``obj`` as JSON (numpy values as plain numbers) to ``path``, its folder made."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=indent, default=_plain) + "\n")
+    return path
+
+
+def relative(path: Path) -> str:
+    """``path`` relative to the repository where it is inside it."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def pct(v, digits: int = 2) -> str:
+    return "—" if v is None else f"{100 * v:.{digits}f}"
+
+
+def auc(v) -> str:
+    return "—" if v is None else f"{v:.4f}"
+
+
+# ------------------------------------------------------------------------------------------------ workflow
+
+def scratch_project(dest: Path) -> Path:
+    """A copy of the project in ``dest`` as a user's checkout would be (no results/, no logs/), with the
+    generated inputs (``resources/``, ``data/``) it already has."""
+    for name in PROJECT_FILES:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
+    for name in INPUTS:
+        if (ROOT / name).exists():
+            shutil.copytree(ROOT / name, dest / name, symlinks=True)
+    return dest
