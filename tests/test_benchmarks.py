@@ -1,0 +1,183 @@
+"""Every benchmark script run as its users run it (``python -m benchmarks.<name>``) on tiny inputs: a 3-minute
+synthetic record as CSV and as a WFDB record with ``.atr`` annotations, and one workflow run on it. Each test
+checks what the script wrote. GPU-only parts run on the CPU backend; the reference detectors that need the
+``bench`` extra (sleepecg, NeuroKit2) are left out with ``--detectors``, and run by their own test where
+installed."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = "syn1"
+
+
+def bench(name: str, *args, timeout: int = 300) -> subprocess.CompletedProcess:
+    """``python -m benchmarks.<name> ARGS`` from the repository root; fails the test on a non-zero exit."""
+    cmd = [sys.executable, "-m", f"benchmarks.{name}", *map(str, args)]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+    assert out.returncode == 0, f"{' '.join(cmd)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def record(tmp_path_factory):
+    """A 3-minute 2-lead record: ``{"csv", "truth", "sheet", "wfdb"}`` (the WFDB folder holds ``syn1`` and its
+    ``.atr``: beats and a normal-rhythm annotation)."""
+    import wfdb
+
+    from beatflow.synth import SynthSpec, generate
+
+    d = tmp_path_factory.mktemp("bench-record")
+    subprocess.run([sys.executable, "-m", "beatflow.synth", d / "r.csv", d / "r_truth.csv", "--hours", "0.05",
+                    "--seed", "5"], check=True, cwd=ROOT, capture_output=True)
+    spec = SynthSpec(duration_s=180, fs=250, seed=5)
+    leads, peaks, labels = generate(spec)
+    folder = d / "wfdb"
+    folder.mkdir()
+    signal = np.stack([leads[n] for n in spec.leads], axis=1).astype(np.float64)
+    wfdb.wrsamp(RECORD, fs=spec.fs, units=["mV", "mV"], sig_name=list(spec.leads), p_signal=signal,
+                fmt=["16", "16"], adc_gain=[1000.0, 1000.0], baseline=[0, 0], write_dir=str(folder))
+    samples = np.concatenate([[max(0, int(peaks[0]) - 10)], peaks]).astype(np.int64)
+    wfdb.wrann(RECORD, "atr", samples, np.array(["+", *map(str, labels)]), aux_note=["(N"] + [""] * len(labels),
+               write_dir=str(folder), fs=spec.fs)
+    sheet = d / "records.tsv"
+    sheet.write_text(f"record\tpath\tfs\tleads\ttruth\n{RECORD}\t{folder / RECORD}\t\t\t{folder / RECORD}.atr\n")
+    return {"csv": d / "r.csv", "truth": d / "r_truth.csv", "sheet": sheet, "wfdb": folder}
+
+
+@pytest.fixture(scope="module")
+def workflow(record, tmp_path_factory):
+    """``benchmarks.run_workflow`` on the WFDB record, CPU backend: ``{"json", "logs", "results"}``."""
+    d = tmp_path_factory.mktemp("bench-workflow")
+    bench("run_workflow", "--devices", "cpu", "--cores", "2", "--records", record["sheet"], "--out", d / "run.json",
+          "--keep-logs", d / "logs", "--keep-results", d / "results")
+    return {"json": d / "run.json", "logs": d / "logs" / "cpu", "results": d / "results" / "cpu"}
+
+
+def test_run_workflow_times_every_rule_and_keeps_the_evaluation(workflow):
+    report = json.loads(workflow["json"].read_text())
+    assert {"device", "versions", "cores", "record", "workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s",
+            "evaluation", "load_average", "artifacts_unlike_warm"} <= report.keys()
+    assert report["record"]["name"] == RECORD and report["record"]["hours"] == pytest.approx(0.05, abs=1e-3)
+    assert report["workflow_wall_s"]["cpu"] > 0 and report["cores"] == 2
+    assert {"ingest", "segment", "embed", "train", "score"} <= report["stages_s"]["cpu"].keys()
+    evaluation = report["evaluation"]["cpu"][RECORD]
+    assert evaluation["sensitivity"] > 0.99 and evaluation["ppv"] > 0.99 and "holter" in evaluation
+    assert (workflow["results"] / RECORD / "evaluation.json").exists()
+
+
+def test_timeline_reads_the_rule_logs(workflow):
+    out = bench("timeline", workflow["logs"]).stdout
+    assert " segment " in out and " train " in out
+    assert "most GPU jobs at once: 1;" in out
+
+
+def test_holter_table_from_a_report_and_from_a_results_folder(workflow):
+    from_report = bench("holter_table", workflow["json"], "--backend", "cpu").stdout
+    from_folder = bench("holter_table", workflow["results"]).stdout
+    assert from_report == from_folder
+    assert f"| {RECORD} |" in from_report and "Gross (counts summed over records before dividing):" in from_report
+
+
+def test_real_ecg_on_a_wfdb_folder(record, workflow, tmp_path):
+    # the workflow's figures from the run above (run_backend is what test_run_workflow runs); XQRS, from wfdb,
+    # is the reference detector every install has
+    bench("real_ecg", "--data", record["wfdb"], "--records", RECORD, "--results", workflow["results"],
+          "--detectors", "xqrs", "--json", tmp_path / "r.json", "--md", tmp_path / "r.md")
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["records"] == [RECORD] and set(result["gross"]) == {"beatflow", "xqrs"}
+    assert result["gross"]["beatflow"]["f1"] > 0.99 and result["detectors"][RECORD]["xqrs"]["n_true"] > 150
+    assert result["workflow"]["cohort"]["detection"]["gross_sensitivity"] > 0.99
+    md = (tmp_path / "r.md").read_text()
+    assert f"| {RECORD} |" in md and "| XQRS F1 |" in md and "NeuroKit2" not in md
+    bench("real_ecg", "--render", tmp_path / "r.json", "--md", tmp_path / "again.md")
+    assert (tmp_path / "again.md").read_text() == md
+
+
+def test_holter_ds1_from_reference_and_detected_beats(record, workflow, tmp_path):
+    out = bench("holter_ds1", "--data", record["wfdb"], "--records", RECORD, "--results", workflow["results"],
+                "--json", tmp_path / "h.json").stdout
+    result = json.loads((tmp_path / "h.json").read_text())
+    assert {"records", "variants", "ablation", "detected", "workflow"} <= result.keys()
+    assert {"reference", "prematurity", "no-classes (no P-wave)"} <= result["variants"].keys()
+    heart_rate = result["records"][RECORD]["reference"]["agreement"]["heart_rate"]
+    assert heart_rate["mean_bpm_error"] == pytest.approx(0, abs=0.5)
+    detected = result["detected"]["records"][RECORD]
+    assert detected["matched"] >= 0.99 * detected["reference_beats"]
+    assert RECORD in result["workflow"]["records"] and "End to end" in out
+
+
+def test_quality_quick_run_and_its_markdown(tmp_path):
+    bench("quality", "--quick", "--records", "nsr70-clean-250,unreadable-white-250", "--minutes", "2",
+          "--detectors", "xqrs", "--epochs", "2", "--seeds", "0,1", "--json", tmp_path / "q.json",
+          "--md", tmp_path / "q.md")
+    result = json.loads((tmp_path / "q.json").read_text())
+    assert result["detectors"] == ["beatflow", "xqrs"] and result["seeds"] == [0, 1] and result["epochs"] == 2
+    clean, unreadable = result["records"]
+    assert clean["name"] == "nsr70-clean-250" and clean["spec"]["duration_s"] == 120
+    assert clean["detection"]["beatflow"]["sensitivity"] > 0.99 and clean["detection"]["xqrs"]["f1"] > 0.9
+    assert set(clean["anomaly"]["seeds"]) == {"0", "1"} and "diagnosis" in clean["anomaly"]
+    assert unreadable["unreadable"] and "anomaly" not in unreadable and "missed" in unreadable["beatflow_diagnosis"]
+    assert result["embed_length_s"] == 1.0 and result["segment_params"]["nms_window_s"] == 0.3
+    md = (tmp_path / "q.md").read_text()
+    assert md.startswith("# Detection and anomaly quality") and "| nsr70-clean-250 |" in md
+    assert "## Anomaly scoring" in md and "## Speed" in md and "sleepecg" not in md.split("## Targets")[1]
+    bench("quality", "--render", tmp_path / "q.json", "--md", tmp_path / "again.md")
+    assert (tmp_path / "again.md").read_text() == md
+
+
+def test_quality_with_every_reference_detector(tmp_path):
+    for module in ("sleepecg", "neurokit2"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed (the bench extra); the other detectors run in the quick test")
+    bench("quality", "--records", "nsr70-clean-250", "--minutes", "1", "--no-chain", "--json", tmp_path / "q.json",
+          "--md", tmp_path / "q.md")
+    result = json.loads((tmp_path / "q.json").read_text())
+    assert set(result["records"][0]["detection"]) == {"beatflow", "sleepecg", "neurokit2", "xqrs"}
+
+
+def test_stages_on_the_cpu(record, tmp_path):
+    bench("stages", record["csv"], "--device", "cpu", "--repeat", "1", "--vae-beats", "256", "--batch-sizes", "128",
+          "--out", tmp_path / "s.json")
+    report = json.loads((tmp_path / "s.json").read_text())
+    assert report["csv_parse"]["gb_per_s"] > 0 and "npy_read_2gib" not in report  # a GPU-only part
+    se = report["segment_embed"]
+    assert se["leads"] == 2 and 150 < se["beats"] < 300 and se["segment_plus_embed_s"] > 0
+    assert {"band_pass_all_leads", "embed_kernel", "second_lead_envelope"} <= se["parts_s"].keys()
+    assert report["vae"][0]["beats"] == 256 and report["vae"][0]["s_per_epoch"] > 0
+
+
+def test_seed_spread_on_the_cpu(record, tmp_path):
+    bench("seed_spread", record["csv"], record["truth"], "--device", "cpu", "--seeds", "0", "1", "--epochs", "2",
+          "--out", tmp_path / "s.json")
+    report = json.loads((tmp_path / "s.json").read_text())
+    assert set(report["seeds"]) == {"0", "1"}
+    run = report["seeds"]["0"]
+    assert "V" in run["auroc"] and all(v is None or 0 <= v <= 1 for v in run["auroc"].values())
+    assert 0 <= run["normal_flagged"] <= 1 and set(run["after_a_beat_labelled"]) == {"N", "A", "V", "L"}
+
+
+def test_imports_times_steps_in_fresh_interpreters(tmp_path):
+    bench("imports", "--repeat", "1", "--steps", "numpy,cupy", "--rules", "segment", "--out", tmp_path / "i.json")
+    result = json.loads((tmp_path / "i.json").read_text())
+    assert set(result["seconds"]) == {"numpy", "cupy"} and result["seconds"]["numpy"] > 0
+    if importlib.util.find_spec("cupy") is None:
+        assert result["seconds"]["cupy"] is None and result["select_backend_s_per_rule"]["segment"] is None
+
+
+def test_probe_worker_on_the_cpu(record, tmp_path):
+    out = bench("probe_worker", record["csv"], "warm", "--device", "cpu", "--out", tmp_path / "p.json").stdout
+    times = json.loads((tmp_path / "p.json").read_text())
+    assert json.loads(out.strip().splitlines()[-1]) == times
+    assert times["mode"] == "warm" and len(times["segment_s"]) == 2 and len(times["embed_s"]) == 2
+
+
+def test_no_benchmark_edits_the_import_path():
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        assert "sys.path" not in path.read_text(), path.name
