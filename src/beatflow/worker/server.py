@@ -15,7 +15,8 @@ BLAS, OpenMP and torch threads capped at the rule's ``threads``, streaming the l
 runs, a watch thread sends the client a heartbeat and watches the client's connection and the Snakemake
 process: when either goes, the worker removes the job's temporary files and exits at once, so a cancelled or
 hung job never renames an artifact into place after its run is gone. It never removes a final output.
-Between jobs it gives the device memory pools back. It exits when its Snakemake process is gone, after
+It replies with the job's outcome before it tidies up (a full garbage collection, the device memory pools
+given back), so that the client's process ends and Snakemake goes on meanwhile. It exits when its Snakemake process is gone, after
 ``IDLE_EXIT_S`` without a job, after an unexpected error (a CUDA fault can poison the process), or after its
 group's ``max_jobs`` or above its ``max_rss_mb``."""
 
@@ -41,6 +42,7 @@ from beatflow.worker.protocol import (EXIT_ABANDONED, HEARTBEAT_S, PASSED_ENV, R
                                       group_of, peer)
 
 IDLE_EXIT_S = 600.0
+TIDY_WAIT_S = 0.5  # a client waits this long for a worker that is tidying up after its last reply
 POLL_S = 0.5
 
 log = logging.getLogger("beatflow")
@@ -116,6 +118,7 @@ class Worker:
         self.owner_fd = os.pidfd_open(run.owner)  # ProcessLookupError when Snakemake is already gone
         self.requests: queue.Queue = queue.Queue()
         self.busy = threading.Lock()
+        self.retiring = False
         self.jobs_done = 0
 
     def listen(self) -> None:
@@ -133,7 +136,7 @@ class Worker:
                 request = channel.receive(REQUEST_TIMEOUT_S)
             except (OSError, ValueError):
                 request = None
-            if request is None or not self.busy.acquire(blocking=False):
+            if request is None or not self.take(channel):
                 with contextlib.suppress(OSError):
                     if request is not None:
                         channel.send({"busy": True})
@@ -166,6 +169,8 @@ class Worker:
 
     def run(self, channel: Channel, request: dict) -> bool:
         """Run one job and reply; False when the worker retires after it."""
+        from beatflow.backend import release_memory
+
         job = Job.from_dict(request["job"])
         watch = Watch(channel, self.owner_fd, job)
         watch.start()
@@ -173,33 +178,43 @@ class Worker:
             ok, healthy = self.execute(channel, request, job)
         finally:
             watch.stop()
-        retire = self.retirement(healthy)
-        if retire:
-            print(f"retiring after {job.rule} {job.record}: {retire}", file=sys.stderr, flush=True)
-            self.listener.shutdown(socket.SHUT_RDWR)  # new clients go to a fresh worker
-            self.listener.close()
-        self.busy.release()  # before the reply: the client's next job may come at once
-        try:
+        try:  # the outcome first: the client's process ends and Snakemake goes on while this worker tidies up
             channel.send({"ok": ok})
         except OSError:  # its outputs, complete or not, are Snakemake's to judge
             print(f"{job.rule} {job.record}: the client left before the outcome", file=sys.stderr)
         channel.close()
+        release_memory()
+        retire = self.retirement(healthy)
+        if retire:
+            print(f"retiring after {job.rule} {job.record}: {retire}", file=sys.stderr, flush=True)
+            self.retiring = True
+            self.listener.shutdown(socket.SHUT_RDWR)  # new clients go to a fresh worker
+            self.listener.close()
+        self.busy.release()
         return not retire
+
+    def take(self, channel: Channel) -> bool:
+        """Whether this worker takes a client's job: it is idle, or becomes so within :data:`TIDY_WAIT_S` (the
+        tidying after a reply), and is not retiring."""
+        if not self.busy.acquire(timeout=TIDY_WAIT_S):
+            return False
+        if self.retiring:
+            self.busy.release()
+            return False
+        return True
 
     def retirement(self, healthy: bool) -> str:
         """Why the worker retires now, or "" when it serves on."""
-        rss_mb = resident_mb()
         if not healthy:
             return "an unexpected error"
         if self.jobs_done >= self.group.max_jobs:
             return f"{self.jobs_done} jobs"
-        if rss_mb > self.group.max_rss_mb:
+        if (rss_mb := resident_mb()) > self.group.max_rss_mb:
             return f"resident memory {rss_mb:.0f} MB above {self.group.max_rss_mb} MB"
         return ""
 
     def execute(self, channel: Channel, request: dict, job: Job) -> tuple[bool, bool]:
         """Whether the job succeeded, and whether the worker is still sound."""
-        from beatflow.backend import release_memory
         from beatflow.stage import execute
 
         _use_environment(request["env"])
@@ -218,7 +233,6 @@ class Worker:
             ok = healthy = False
         finally:
             logging.basicConfig(handlers=[logging.StreamHandler(sys.stderr)], force=True)
-            release_memory()
         return ok, healthy
 
 
