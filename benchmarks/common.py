@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 MITDB = ROOT.parent / "shared" / "mitdb"  # the 22 DS1 records of the MIT-BIH Arrhythmia Database, with .atr
 PROJECT_FILES = ("Snakefile", "workflow", "scripts", "config", "environment.yml")
-INPUTS = ("resources", "data")  # generated inputs a scratch copy reuses (demo, synthetic records)
+GENERATED = "resources"  # the demo's generated input, copied into a scratch project
+RECORDS = "data"  # records and sheets (synthetic 20 h records, MIT-BIH), linked from a scratch project
 ARTIFACTS = {"signal": "signal.parquet", "beats": "beats.parquet", "embedding": "embedding.npy",
              "model": "model.pt", "scores": "scores.parquet", "latent": "latent.parquet"}
 
@@ -155,12 +156,13 @@ def auc(v) -> str:
 # ------------------------------------------------------------------------------------------------ workflow
 
 def scratch_project(dest: Path) -> Path:
-    """A copy of the project in ``dest`` as a user's checkout would be (no results/, no logs/), with the
-    generated inputs (``resources/``, ``data/``) it already has."""
+    """A copy of the project in ``dest`` as a user's checkout would be (no results/, no logs/), with the demo's
+    input it already has (``resources/``) and a link to its records (``data/``, which may hold gigabytes)."""
     for name in PROJECT_FILES:
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
-    for name in INPUTS:
-        if (ROOT / name).exists():
-            shutil.copytree(ROOT / name, dest / name, symlinks=True)
+    if (ROOT / GENERATED).exists():
+        shutil.copytree(ROOT / GENERATED, dest / GENERATED, symlinks=True)
+    if (ROOT / RECORDS).exists():
+        (dest / RECORDS).symlink_to(ROOT / RECORDS)
     return dest

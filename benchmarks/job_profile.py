@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -39,7 +38,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from benchmarks.common import scratch_project, write_json
+
 PHASES = ("wait", "launch", "startup", "work", "exit", "bookkeeping")
 LINE = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \w+ "
 START = re.compile(LINE + r"\S+ \S+: start \(pid \d+, ([\d.]+) s after the process started", re.MULTILINE)
@@ -123,41 +123,33 @@ def jobs_of(events: list[dict], work: Path) -> list[dict]:
     return rows
 
 
+def complete(row: dict) -> bool:
+    """Whether every phase of a job was measured (a job without a rule log or benchmark file has some not)."""
+    return all(isinstance(row.get(p), float) and row[p] == row[p] for p in PHASES)
+
+
 def summary(rows: list[dict], wall: float) -> dict:
     """Per rule: jobs and the median and total of each phase; the gpu slot's held against worked seconds."""
     per_rule: dict[str, dict] = {}
     for rule in sorted({r["rule"] for r in rows}):
-        mine = [r for r in rows if r["rule"] == rule and r.get("exit") == r.get("exit") and "work" in r]
+        mine = [r for r in rows if r["rule"] == rule and complete(r)]
         if not mine:
             continue
         per_rule[rule] = {"jobs": len(mine), **{
             f"{phase}_s": {"median": round(statistics.median(r[phase] for r in mine), 4),
                            "total": round(sum(r[phase] for r in mine), 3)} for phase in PHASES}}
-    gpu = [r for r in rows if r["gpu"] and "work" in r]
+    gpu = [r for r in rows if r["gpu"] and complete(r)]
     held = sum(r["finished"] - r["decided"] for r in gpu)
     return {"wall_s": round(wall, 2), "jobs": len(rows), "per_rule": per_rule,
             "gpu_slot": {"jobs": len(gpu), "held_s": round(held, 2),
                          "worked_s": round(sum(r["work"] for r in gpu), 2),
                          "worked_fraction": round(sum(r["work"] for r in gpu) / held, 3) if held else None},
-            "phase_totals_s": {p: round(sum(r[p] for r in rows if r.get(p) == r.get(p)), 2) for p in PHASES}}
-
-
-def scratch_copy(dest: Path) -> None:
-    """The project's workflow files and the demo's input in ``dest``, with a link to ``data/`` (records)."""
-    for name in ("Snakefile", "workflow", "scripts", "config", "environment.yml", "resources"):
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, symlinks=True)
-        elif src.exists():
-            shutil.copy2(src, dest / name)
-    if (ROOT / "data").exists():
-        (dest / "data").symlink_to(ROOT / "data")
+            "phase_totals_s": {p: round(sum(r[p] for r in rows if complete(r)), 2) for p in PHASES}}
 
 
 def profile(device: str, cores: int, records: str | None, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        scratch_copy(work)
+        work = scratch_project(Path(tmp))
         events_path = work / "events.jsonl"
         cmd = [sys.executable, "-c", HOOK, str(events_path), "--cores", str(cores), "--resources", "gpu=1",
                "--config", f"device={device}", *([f"records={records}"] if records else []), *extra]
@@ -181,8 +173,7 @@ def main() -> None:
     p.add_argument("snakemake_args", nargs="*")
     a = p.parse_args()
     report = profile(a.device, a.cores, a.records, a.snakemake_args)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(report, indent=1) + "\n")
+    write_json(a.out, report, indent=1)
     print(json.dumps({k: v for k, v in report.items() if k != "job_rows"}, indent=1))
 
 

@@ -181,3 +181,20 @@ def test_probe_worker_on_the_cpu(record, tmp_path):
 def test_no_benchmark_edits_the_import_path():
     for path in sorted((ROOT / "benchmarks").glob("*.py")):
         assert "sys.path" not in path.read_text(), path.name
+
+
+def test_job_profile_splits_every_job_into_its_phases(record, tmp_path):
+    out = tmp_path / "profile.json"
+    bench("job_profile", "--device", "cpu", "--cores", "2", "--records", record["sheet"], "--out", out)
+    report = json.loads(out.read_text())
+    rules = {"ingest", "segment", "embed", "train", "score", "plot", "holter", "holter_report"}
+    assert rules <= report["per_rule"].keys()
+    for rule in rules:
+        phases = report["per_rule"][rule]
+        assert phases["jobs"] == 1 and phases["work_s"]["total"] > 0
+        assert all(phases[f"{p}_s"]["total"] >= -0.05 for p in ("launch", "startup", "exit", "bookkeeping"))
+    slot = report["gpu_slot"]  # the GPU stages, on the CPU here
+    assert slot["jobs"] == 5 and 0 < slot["worked_s"] <= slot["held_s"] <= report["wall_s"]
+    row = next(r for r in report["job_rows"] if r["rule"] == "segment")
+    spans = [row[p] for p in ("launch", "startup", "work", "exit", "bookkeeping")]
+    assert sum(spans) == pytest.approx(row["finished"] - row["decided"], abs=0.02)
