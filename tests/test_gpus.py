@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import pytest
 
+from beatflow import gpus
 from beatflow.gpus import claim
 from beatflow.worker.protocol import Run
 from test_worker import gone_within, hung_job, rule_script
@@ -54,6 +55,52 @@ def test_a_released_device_is_taken_again(tmp_path):
     assert (first.device, second.device) == ("a", "b")
     first.release()  # the job ended
     assert claim(["a", "b"], tmp_path).device == "a"
+
+
+def test_a_device_holds_as_many_jobs_as_it_has_places_the_least_shared_device_first(tmp_path):
+    held = [claim(["a", "b"], tmp_path, per_device=2) for _ in range(4)]
+    assert [h.device for h in held] == ["a", "b", "a", "b"]
+    assert sorted(p.name for p in tmp_path.glob("*.lock")) == ["gpu-a-1.lock", "gpu-a.lock", "gpu-b-1.lock",
+                                                                "gpu-b.lock"]
+
+
+@pytest.mark.parametrize(("memory_gib", "jobs"), [(None, 1), (8.0, 1), (24.0, 1), (40.0, 2), (80.0, 4), (140.4, 4)])
+def test_jobs_per_device_follow_its_memory(memory_gib, jobs):
+    assert gpus.jobs_per_device(memory_gib) == jobs
+
+
+class Resource:
+    def __init__(self, value):
+        self.value = value
+
+
+class Workflow:
+    """What share_devices uses of Snakemake's workflow: the global resources and register_resource."""
+
+    def __init__(self, gpu):
+        self.global_resources = {"gpu": Resource(gpu)}
+
+    def register_resource(self, name, value):
+        self.global_resources[name] = Resource(value)
+
+
+@pytest.mark.parametrize(("device", "visible", "given", "limit", "places"), [
+    ("auto", ["0"], 1, 4, 4),  # one 141 GiB device: four GPU jobs at once
+    ("gpu", ["0", "1"], 2, 8, 4),  # two devices, each shared by four
+    ("cpu", ["0"], 1, sys.maxsize, 1),  # the CPU backend holds no GPU
+    ("auto", [], 1, sys.maxsize, 1),  # no GPU on the host
+    ("auto", ["0"], None, None, 4),  # no --resources gpu: nothing to share out
+])
+def test_the_gpu_resource_counts_gpu_jobs_on_a_local_run(monkeypatch, device, visible, given, limit, places):
+    monkeypatch.setattr(gpus, "visible_devices", lambda: visible)
+    monkeypatch.setattr(gpus, "device_memory_gib", lambda devices: 140.4 if devices else None)
+    for name in (gpus.DEVICES_ENV, gpus.JOBS_ENV):  # share_devices sets them: restored after the test
+        monkeypatch.setenv(name, "")
+    workflow = Workflow(given)
+    said = gpus.share_devices(workflow, device)
+    assert workflow.global_resources["gpu"].value == limit and (said is None) == (given is None)
+    assert gpus.run_devices() == (visible if device != "cpu" else [])
+    assert gpus.run_jobs_per_device() == places
 
 
 def gpu_job(tmp_path, name):

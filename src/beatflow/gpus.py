@@ -5,8 +5,11 @@ the job's own process (the rule's script) for the job's whole life and released 
 process ends, fails or is killed. The job then runs with ``CUDA_VISIBLE_DEVICES`` set to its device, in its
 own process or in a warm worker of that device.
 
-Snakemake's ``onstart`` lists the devices once per run (:func:`publish_devices`); SLURM jobs never see the
-list and use the GPU SLURM gives them."""
+Several small GPU jobs share a device: on a local run, Snakemake's ``gpu`` resource (``--resources gpu=N``:
+N GPUs) is turned into N × :func:`jobs_per_device` GPU jobs at once (:func:`share_devices`, when the Snakefile
+is parsed), and each device has that many claims. A run on the CPU (``device: cpu``, or ``auto`` on a host
+without a GPU) holds no GPU, so its GPU-stage jobs are limited by cores only. SLURM jobs never see the list
+and use the GPU SLURM gives them."""
 
 from __future__ import annotations
 
@@ -14,11 +17,15 @@ import fcntl
 import os
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-DEVICES_ENV = "BEATFLOW_GPUS"  # the run's devices, comma-separated, set by publish_devices
+DEVICES_ENV = "BEATFLOW_GPUS"  # the run's devices, comma-separated, set by share_devices
+JOBS_ENV = "BEATFLOW_GPU_JOBS"  # GPU jobs at once on one device, set by share_devices
+MAX_JOBS_PER_DEVICE = 4
+MEMORY_PER_JOB_GIB = 20  # device memory set aside for each GPU job sharing a device
 LOCK_DIR = Path(".snakemake", "beatflow", "gpus")  # Snakemake locks the working directory to one run
 POLL_S = 0.05
 
@@ -37,13 +44,52 @@ def visible_devices() -> list[str]:
     return [str(i) for i, line in enumerate(listed.splitlines()) if line.startswith("GPU ")]
 
 
-def publish_devices() -> None:
-    """In Snakemake's ``onstart``: tell the run's jobs which devices they share (none: no claims)."""
-    os.environ[DEVICES_ENV] = ",".join(visible_devices())
+def device_memory_gib(devices: list[str]) -> float | None:
+    """The smallest total memory of ``devices`` (GiB), from nvidia-smi; None where it cannot tell."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None or not devices:
+        return None
+    cmd = [smi, "--query-gpu=memory.total", "--format=csv,noheader,nounits", "-i", ",".join(devices)]
+    try:
+        listed = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=True).stdout.split()
+        return min(float(mib) for mib in listed) / 1024
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+
+
+def jobs_per_device(memory_gib: float | None) -> int:
+    """How many GPU jobs share one device of ``memory_gib``: one per :data:`MEMORY_PER_JOB_GIB`, at most
+    :data:`MAX_JOBS_PER_DEVICE`, at least one (one where the memory is unknown)."""
+    if memory_gib is None:
+        return 1
+    return max(1, min(MAX_JOBS_PER_DEVICE, int(memory_gib // MEMORY_PER_JOB_GIB)))
+
+
+def share_devices(workflow, device: str) -> str | None:
+    """When a local run's Snakefile is parsed: publish the devices its jobs share and let Snakemake's ``gpu``
+    resource count GPU jobs rather than GPUs (see the module). ``device`` is the config's. Returns what it did,
+    for the log, or None where the run gives no ``gpu`` limit."""
+    devices = visible_devices() if device != "cpu" else []
+    per_device = jobs_per_device(device_memory_gib(devices))
+    os.environ[DEVICES_ENV] = ",".join(devices)
+    os.environ[JOBS_ENV] = str(per_device)
+    given = workflow.global_resources.get("gpu")
+    if given is None or given.value is None:
+        return None
+    if not devices:
+        workflow.register_resource("gpu", sys.maxsize)
+        return "no GPU in use: the GPU stages' jobs are limited by --cores only"
+    workflow.register_resource("gpu", given.value * per_device)
+    return (f"up to {per_device} GPU jobs share each device ({len(devices)} visible): at most "
+            f"{given.value * per_device} at once for --resources gpu={given.value}")
 
 
 def run_devices() -> list[str]:
     return [d for d in os.environ.get(DEVICES_ENV, "").split(",") if d]
+
+
+def run_jobs_per_device() -> int:
+    return int(os.environ.get(JOBS_ENV) or 1)
 
 
 @dataclass
@@ -57,12 +103,15 @@ class Claim:
         os.close(self.fd)  # closing the descriptor drops the flock
 
 
-def claim(devices: list[str], lock_dir: Path = LOCK_DIR) -> Claim:
-    """Hold the first free device of ``devices``, waiting while all are held (more GPU jobs than devices)."""
+def claim(devices: list[str], lock_dir: Path = LOCK_DIR, per_device: int = 1) -> Claim:
+    """Hold one of the ``per_device`` places of a device of ``devices``, the least shared first, waiting while
+    all are held (more GPU jobs than places)."""
     lock_dir.mkdir(parents=True, exist_ok=True)
+    places = [(device, index) for index in range(per_device) for device in devices]
     while True:
-        for device in devices:
-            fd = os.open(lock_dir / f"gpu-{device.replace('/', '_')}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        for device, index in places:
+            name = f"gpu-{device.replace('/', '_')}" + (f"-{index}" if index else "")
+            fd = os.open(lock_dir / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:

@@ -40,12 +40,12 @@ def run_job(job: Job) -> bool:
 def _claim_device(job: Job) -> str | None:
     """For a GPU job of a run with several devices: the device this process now holds for the job's life
     (:mod:`beatflow.gpus`), also set as ``CUDA_VISIBLE_DEVICES`` for a run here; else None."""
-    from beatflow.gpus import claim, run_devices
+    from beatflow.gpus import claim, run_devices, run_jobs_per_device
 
     devices = run_devices() if job.gpus and job.device != "cpu" else []
     if len(devices) < 2:  # none, or one: nothing to choose
         return None
-    held = claim(devices)
+    held = claim(devices, per_device=run_jobs_per_device())
     os.environ["CUDA_VISIBLE_DEVICES"] = held.device
     return held.device
 

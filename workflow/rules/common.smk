@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 validate(config, "../schemas/config.schema.yaml")
@@ -32,11 +33,19 @@ if not workflow.subprocess_exec:
     os.environ.pop(WORKER_RUN_ENV, None)
 
 
+# A local run's GPU jobs share each device (a few at once where its memory allows) and claim one where there
+# are several; on the CPU they hold no GPU (beatflow.gpus).
+GPU_SHARING = None
+if workflow.local_exec and not workflow.remote_exec and not workflow.subprocess_exec:
+    from beatflow.gpus import share_devices
+
+    GPU_SHARING = share_devices(workflow, config["device"])
+
+
 onstart:
     # only when there are jobs to run: the workers load their libraries while the first job is scheduled
-    from beatflow.gpus import publish_devices
-
-    publish_devices()  # each GPU job claims one of them where there are several (beatflow.gpus)
+    if GPU_SHARING:
+        logger.info(f"beatflow: {GPU_SHARING}")
     if workers_wanted():
         from beatflow.worker.client import start_workers
         from beatflow.worker.session import open_run
