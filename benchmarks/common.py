@@ -27,10 +27,12 @@ ARTIFACTS = {"signal": "signal.parquet", "beats": "beats.parquet", "embedding": 
 
 @cache
 def config() -> dict:
-    """The workflow's default config (``config/config.yaml``)."""
+    """The workflow's config (``config/config.yaml``) with the schema's defaults filled in."""
     import yaml
 
-    return yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    from beatflow.config import validated
+
+    return validated(yaml.safe_load((ROOT / "config" / "config.yaml").read_text()))
 
 
 def embed_length_s() -> float:
@@ -44,8 +46,9 @@ def band_hz() -> tuple[float, float]:
 
 
 def stage_params(**train) -> tuple:
-    """``(SegmentParams, TrainParams, ScoreParams)`` from the config's sections, ``train`` overriding keys of
-    the train section (``seed``, ``epochs``)."""
+    """``(SegmentParams, TrainParams, ScoreParams)`` from the config's sections (:func:`config`: the schema's
+    defaults where config.yaml does not set a key), ``train`` overriding keys of the train section (``seed``,
+    ``epochs``)."""
     from beatflow.detect.params import SegmentParams
     from beatflow.learn.train import TrainParams
     from beatflow.score.scores import ScoreParams

@@ -149,7 +149,7 @@ def run_stages(name: str, paths: dict, fs: float, length_s: float, epochs: int, 
     of each."""
     from beatflow.backend import select_backend
     from beatflow.detect.segment import segment
-    from beatflow.embed.rows import embed
+    from beatflow.embed.rows import EmbedParams, embed
     from beatflow.learn.train import train
     from beatflow.score.scores import score
 
@@ -158,11 +158,10 @@ def run_stages(name: str, paths: dict, fs: float, length_s: float, epochs: int, 
     backend = select_backend("cpu")
     seg, tp, sp = stage_params(epochs=epochs, seed=seed)
     stages = {
-        "segment": lambda: segment(name, paths["signal"], paths["beats"], seg, backend),
-        "embed": lambda: embed(name, paths["signal"], paths["beats"], paths["embedding"], length_s, backend,
-                               band_hz()),
-        "train": lambda: train(name, paths["embedding"], paths["beats"], paths["model"], tp, backend, fs=fs),
-        "score": lambda: score(name, paths, seg, tp, sp, backend)}
+        "segment": lambda: segment(name, {"signal": paths["signal"]}, {"beats": paths["beats"]}, seg, backend),
+        "embed": lambda: embed(name, {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]}, EmbedParams.defaults(length_s=length_s, band_hz=band_hz()), backend),
+        "train": lambda: train(name, {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]}, {"model": paths["model"]}, tp, backend),
+        "score": lambda: score(name, paths, paths, sp, backend)}
     seconds = {}
     for stage, call in stages.items():
         t0 = time.perf_counter()

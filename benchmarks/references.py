@@ -26,7 +26,7 @@ def _beatflow(x, fs, second=None):
     from beatflow.backend import select_backend
     from beatflow.detect.segment import detect_peaks
 
-    return detect_peaks(x, fs, common.stage_params()[0], select_backend("cpu"), second=second)
+    return detect_peaks(x, common.stage_params()[0].in_samples(fs), select_backend("cpu"), second=second)
 
 
 def _sleepecg(x, fs):

@@ -61,7 +61,7 @@ def main(argv=None) -> None:
 
     from beatflow.backend import select_backend
     from beatflow.detect.segment import segment
-    from beatflow.embed.rows import embed
+    from beatflow.embed.rows import EmbedParams, embed
     from beatflow.evaluate import evaluate
     from beatflow.io.ingest import TIME, IngestParams, csv_header, ingest
     from beatflow.learn.train import train
@@ -73,15 +73,15 @@ def main(argv=None) -> None:
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         paths = artifact_paths(Path(tmp))
-        ingest("r", a.csv, a.fs, [c for c in csv_header(a.csv) if c != TIME], paths["signal"], backend,
-               IngestParams.from_config(config()["ingest"]))
-        segment("r", paths["signal"], paths["beats"], seg, backend)
-        embed("r", paths["signal"], paths["beats"], paths["embedding"], embed_length_s(), backend, band_hz())
+        ingest("r", {"path": a.csv}, {"signal": paths["signal"]}, IngestParams.from_config(config()["ingest"]), backend,
+               fs=a.fs, leads=[c for c in csv_header(a.csv) if c != TIME])
+        segment("r", {"signal": paths["signal"]}, {"beats": paths["beats"]}, seg, backend)
+        embed("r", {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]}, EmbedParams.defaults(length_s=embed_length_s(), band_hz=band_hz()), backend)
         for seed in a.seeds:
             t0 = time.perf_counter()
             _, tp, sp = stage_params(seed=seed, **({"epochs": a.epochs} if a.epochs else {}))
-            train("r", paths["embedding"], paths["beats"], paths["model"], tp, backend, fs=a.fs)
-            score("r", paths, seg, tp, sp, backend)
+            train("r", {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]}, {"model": paths["model"]}, tp, backend)
+            score("r", paths, paths, sp, backend)
             table = pd.read_parquet(paths["scores"])
             result = evaluate(truth, table, a.fs)
             runs[str(seed)] = {"auroc": {k: v["auroc"] for k, v in result["per_label"].items()},

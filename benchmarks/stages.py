@@ -80,10 +80,10 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     p, hz = stage_params()[0], band_hz()
     leads = list(signals.values())
     first, second = leads[0], leads[1] if len(leads) > 1 else None
-    peaks = detect_peaks(first, fs, p, backend, second=second)
-    kept = beats_table(peaks, first.shape[0], fs, p).query("kept")
+    peaks = detect_peaks(first, p.in_samples(fs), backend, second=second)
+    kept = beats_table(peaks, first.shape[0], p.in_samples(fs)).query("kept")
     starts, lengths = kept.start.to_numpy(), kept.length.to_numpy()
-    segment_s = best(lambda: detect_peaks(first, fs, p, backend, second=second), sync, repeat)
+    segment_s = best(lambda: detect_peaks(first, p.in_samples(fs), backend, second=second), sync, repeat)
     embed_s = best(lambda: embed_beats(band_pass(leads, fs, *hz, backend.xp), starts, lengths,
                                        round(fs), backend), sync, repeat)
     block = p.block(fs)

@@ -30,7 +30,7 @@ def test_matches_torch_adam(lr, betas):
 def test_training_does_not_import_torchdynamo():
     """torch.optim imports TorchDynamo on first use (seconds per process); beatflow's training must not."""
     code = ("import sys, torch; from beatflow.learn.train import TrainParams, fit; "
-            "fit(torch.randn(64, 2, 40), TrainParams(epochs=2, batch_size=16), torch.device('cpu')); "
+            "fit(torch.randn(64, 2, 40), TrainParams.defaults(epochs=2, batch_size=16), torch.device('cpu')); "
             "print('torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -12,7 +12,7 @@ from beatflow.detect.veto import recurring, unsupported
 from beatflow.evaluate import match
 
 FS = 250.0
-P = SegmentParams()
+P = SegmentParams.defaults()
 
 
 def select(times_s, value, slope):
@@ -114,7 +114,7 @@ def test_beats_of_the_other_polarity_are_found_with_both_polarities():
     from beatflow.backend import select_backend
 
     cpu = select_backend("cpu")
-    both = detect_peaks(x, fs, P, cpu)
-    oriented = detect_peaks(x, fs, dataclasses.replace(P, both_polarities=False, adaptive=False), cpu)
+    both = detect_peaks(x, P.in_samples(fs), cpu)
+    oriented = detect_peaks(x, dataclasses.replace(P, both_polarities=False, adaptive=False).in_samples(fs), cpu)
     assert len(match(truth, both, 0.15 * fs)[0]) == len(truth) == len(both)
     assert len(match(truth, oriented, 0.15 * fs)[0]) < len(truth)

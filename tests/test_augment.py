@@ -47,5 +47,5 @@ def test_training_with_and_without_the_stretch_learns(warp):
 
     t = torch.arange(64, dtype=torch.float32)
     x = torch.exp(-0.5 * ((t - 16) / 2) ** 2).repeat(512, 1, 1) + 0.05 * torch.randn(512, 1, 64)
-    _, history = fit(x, TrainParams(epochs=4, batch_size=64, warp=warp), torch.device("cpu"), pivot=24)
+    _, history = fit(x, TrainParams.defaults(epochs=4, batch_size=64, warp=warp), torch.device("cpu"), pivot=24)
     assert history[-1] < history[0]

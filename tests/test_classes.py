@@ -36,7 +36,7 @@ def classes_of(times, labels, shapes=None, seed=0):
              for i, name in enumerate(synth.LEADS)}
     peaks = np.round(times * FS).astype(np.int64)
     x, kept = rows_of(leads, peaks)
-    parts = timing(peaks, ScoreParams())
+    parts = timing(peaks, ScoreParams.defaults())
     cls, family = classify(peaks, kept, x, np.ones(2), round(PRE_S * FS), FS, np.zeros((int(kept.sum()), 2)),
                            np.ones(int(kept.sum()), bool), parts)
     return cls, family, labels, kept

@@ -34,7 +34,7 @@ def cohort_run(tmp_path_factory):
         rows.append(f"{name}\tdata/{name}.csv\t{spec.fs:g}\tMLII,V1\t{truth}")
     (run / "config" / "records.tsv").write_text("\n".join(rows) + "\n")
     config = run / "config" / "config.yaml"
-    config.write_text(config.read_text().replace("epochs: 20", "epochs: 3"))
+    config.write_text(config.read_text() + "train:\n  epochs: 3\n")
     snakemake(run, "all", "cohort")
     return run
 

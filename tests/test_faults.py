@@ -16,9 +16,9 @@ from conftest import artifact_paths, copy_project, snakemake
 
 from beatflow.detect.params import SegmentParams
 from beatflow.detect.segment import segment
-from beatflow.embed.rows import embed
+from beatflow.embed.rows import EmbedParams, embed
 from beatflow.errors import BeatflowError
-from beatflow.io.ingest import ingest
+from beatflow.io.ingest import IngestParams, ingest
 from beatflow.learn.train import TrainParams, fit, train
 from beatflow.score.scores import ScoreParams, score
 
@@ -55,7 +55,7 @@ def wait_for(path, pattern, timeout=120.0):
 def test_killed_jobs_and_killed_snakemake_recover_on_rerun(tmp_path):
     run = copy_project(tmp_path)
     config = run / "config" / "config.yaml"
-    config.write_text(config.read_text().replace("epochs: 20", "epochs: 5000"))
+    config.write_text(config.read_text() + "train:\n  epochs: 5000\n")
     model = run / "results" / "demo" / "model.pt"
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2"]
 
@@ -91,43 +91,43 @@ def test_training_out_of_memory_retries_with_smaller_batches(monkeypatch, caplog
         return real(m, x)
 
     monkeypatch.setattr(model, "loss_terms", small_batches_only)
-    _, history = fit(torch.randn(1024, 1, 16), TrainParams(epochs=2, batch_size=64), torch.device("cpu"))
+    _, history = fit(torch.randn(1024, 1, 16), TrainParams.defaults(epochs=2, batch_size=64), torch.device("cpu"))
     assert len(history) == 2
     assert "batch size 64; starting again with 32" in caplog.text and "batch size 32; starting again with 16" in caplog.text
 
     monkeypatch.setattr(model, "loss_terms", lambda m, x: (_ for _ in ()).throw(torch.OutOfMemoryError("oom")))
     with pytest.raises(BeatflowError, match="even at batch size 1: reduce embed.length_s or set device: cpu"):
-        fit(torch.randn(8, 1, 16), TrainParams(epochs=1, batch_size=4), torch.device("cpu"))
+        fit(torch.randn(8, 1, 16), TrainParams.defaults(epochs=1, batch_size=4), torch.device("cpu"))
 
 
 def test_segmentation_out_of_memory_says_what_to_change(monkeypatch, short_record, tmp_path, cpu):
     import beatflow.detect.segment as seg
 
-    ingest("r", short_record[0], 250.0, None, tmp_path / "s.parquet", cpu)
+    ingest("r", {"path": short_record[0]}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=None)
     monkeypatch.setattr(seg, "detect_peaks", lambda *a: (_ for _ in ()).throw(MemoryError("out of memory")))
     with pytest.raises(BeatflowError, match="record 'r'.*out of CPU memory segmenting 150000 samples.*device: cpu"):
-        segment("r", tmp_path / "s.parquet", tmp_path / "b.parquet", SegmentParams(), cpu)
+        segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
     assert not (tmp_path / "b.parquet").exists()
 
 
 def test_embedding_out_of_memory_says_what_to_change(monkeypatch, short_record, tmp_path, cpu):
     import beatflow.embed.rows as emb
 
-    ingest("r", short_record[0], 250.0, None, tmp_path / "s.parquet", cpu)
-    segment("r", tmp_path / "s.parquet", tmp_path / "b.parquet", SegmentParams(), cpu)
+    ingest("r", {"path": short_record[0]}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=None)
+    segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
     monkeypatch.setattr(emb, "embed_beats", lambda *a: (_ for _ in ()).throw(MemoryError("out of memory")))
     with pytest.raises(BeatflowError, match=r"record 'r'.*out of CPU memory embedding \d+ beats x 1 lead\(s\) x 250 "
                        r"samples.*reduce embed.length_s"):
-        emb.embed("r", tmp_path / "s.parquet", tmp_path / "b.parquet", tmp_path / "e.npy", 1.0, cpu)
+        emb.embed("r", {"signal": tmp_path / "s.parquet", "beats": tmp_path / "b.parquet"}, {"embedding": tmp_path / "e.npy"}, EmbedParams.defaults(length_s=1.0), cpu)
     assert not (tmp_path / "e.npy").exists()
 
 
 def test_corrupt_signal_parquet_is_a_clear_error(short_record, tmp_path, cpu):
-    ingest("r", short_record[0], 250.0, None, tmp_path / "s.parquet", cpu)
+    ingest("r", {"path": short_record[0]}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=None)
     data = (tmp_path / "s.parquet").read_bytes()
     (tmp_path / "s.parquet").write_bytes(data[: len(data) // 2])
     with pytest.raises(BeatflowError, match="s.parquet: not a readable parquet file"):
-        segment("r", tmp_path / "s.parquet", tmp_path / "b.parquet", SegmentParams(), cpu)
+        segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
 
 
 def test_same_input_config_and_seed_give_identical_results(short_record, tmp_path, cpu):
@@ -136,12 +136,12 @@ def test_same_input_config_and_seed_give_identical_results(short_record, tmp_pat
     for k in range(2):
         d = tmp_path / str(k)
         d.mkdir()
-        ingest("r", csv, 250.0, ["MLII", "V1"], d / "signal.parquet", cpu)
-        segment("r", d / "signal.parquet", d / "beats.parquet", SegmentParams(), cpu)
-        embed("r", d / "signal.parquet", d / "beats.parquet", d / "embedding.npy", 1.0, cpu)
-        p = TrainParams(epochs=3)
-        train("r", d / "embedding.npy", d / "beats.parquet", d / "model.pt", p, cpu, fs=250.0)
-        score("r", artifact_paths(d), SegmentParams(), p, ScoreParams(), cpu)
+        ingest("r", {"path": csv}, {"signal": d / "signal.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=["MLII", "V1"])
+        segment("r", {"signal": d / "signal.parquet"}, {"beats": d / "beats.parquet"}, SegmentParams.defaults(), cpu)
+        embed("r", {"signal": d / "signal.parquet", "beats": d / "beats.parquet"}, {"embedding": d / "embedding.npy"}, EmbedParams.defaults(length_s=1.0), cpu)
+        p = TrainParams.defaults(epochs=3)
+        train("r", {"embedding": d / "embedding.npy", "beats": d / "beats.parquet", "signal": d / "signal.parquet"}, {"model": d / "model.pt"}, p, cpu)
+        score("r", artifact_paths(d), artifact_paths(d), ScoreParams.defaults(), cpu)
         runs.append(d)
     for name in ("signal.parquet", "beats.parquet", "embedding.npy"):
         assert (runs[0] / name).read_bytes() == (runs[1] / name).read_bytes(), name
@@ -168,17 +168,18 @@ def test_bad_records_sheet_stops_before_any_job(tmp_path, sheet, message):
     assert not (run / "results").exists()
 
 
-@pytest.mark.parametrize("old,new,message", [
-    ("min_rr_s: 0.25", "min_rr_s: 4.0", "segment.min_rr_s (4.0) must be below segment.max_rr_s (3.0)"),
-    ("train_fraction: 0.75", "train_fraction: 1.5", "1.5 is greater than or equal to the maximum of 1"),
-    ("epochs: 20", "epochs: many", "'many' is not of type 'integer'"),
+@pytest.mark.parametrize("old,new,message", [  # old "": new is added to config.yaml
+    ("", "segment:\n  min_rr_s: 4.0\n", "segment.min_rr_s (4.0) must be below segment.max_rr_s (3.0)"),
+    ("", "train:\n  train_fraction: 1.5\n", "1.5 is greater than or equal to the maximum of 1"),
+    ("", "train:\n  epochs: many\n", "'many' is not of type 'integer'"),
     ("records: config/records.tsv", "records: missing.tsv", "records sheet missing.tsv not found"),
-    ("  threshold: 0.6", "  threshold: 0.6\n  thresold: 0.5", "'thresold' was unexpected"),
+    ("", "segment:\n  threshold: 0.6\n  thresold: 0.5\n", "'thresold' was unexpected"),
 ])
 def test_bad_config_stops_before_any_job(tmp_path, old, new, message):
     run = copy_project(tmp_path)
     config = run / "config" / "config.yaml"
-    assert old in config.read_text()
-    config.write_text(config.read_text().replace(old, new))
+    text = config.read_text()
+    assert old in text
+    config.write_text(text.replace(old, new) if old else text + new)
     out = snakemake(run, "--dry-run", check=False)
     assert out.returncode != 0 and message in out.stdout + out.stderr

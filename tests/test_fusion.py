@@ -1,4 +1,3 @@
-import dataclasses
 import logging
 
 import numpy as np
@@ -53,8 +52,8 @@ def buried_first_lead(seconds=(120.0, 150.0), mv=1.0):
 def test_the_second_lead_carries_detection_where_noise_buries_the_first(cpu):
     fs, first, second, truth, (i0, i1) = buried_first_lead()
     inside = truth[(truth >= i0) & (truth < i1)]
-    fused = detect_peaks(first, fs, SegmentParams(), cpu, second=second)
-    alone = detect_peaks(first, fs, dataclasses.replace(SegmentParams(), fuse_leads=False), cpu, second=second)
+    fused = detect_peaks(first, SegmentParams.defaults().in_samples(fs), cpu, second=second)
+    alone = detect_peaks(first, SegmentParams.defaults(fuse_leads=False).in_samples(fs), cpu, second=second)
 
     def errors(peaks):
         found = len(match(inside, peaks[(peaks >= i0) & (peaks < i1)], 0.150 * fs)[0])
@@ -70,9 +69,9 @@ def test_on_clean_leads_fusion_keeps_the_first_leads_peaks(cpu, caplog):
     spec = SynthSpec(duration_s=300, fs=360, seed=12, pvc_rate=0.05, aberrant_rate=0.03)
     leads, truth, _ = generate(spec)
     with caplog.at_level(logging.INFO, logger="beatflow"):
-        fused = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=leads["V1"])
+        fused = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=leads["V1"])
     assert "detection on both leads" in caplog.text
-    alone = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu)
+    alone = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu)
     np.testing.assert_array_equal(fused, alone)
     assert len(match(truth, fused, 0.150 * spec.fs)[0]) == len(truth) == len(fused)
 
@@ -82,9 +81,9 @@ def test_a_second_lead_that_shows_no_beats_is_not_fused(cpu, caplog):
     leads, _, _ = generate(spec)
     off = np.random.default_rng(0).standard_normal(len(leads["V1"])).astype(np.float32)  # an electrode off
     with caplog.at_level(logging.INFO, logger="beatflow"):
-        peaks = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=off)
+        peaks = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=off)
     assert "first lead alone" in caplog.text
-    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu))
+    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu))
 
 
 def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):
@@ -96,7 +95,7 @@ def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):
     rng = np.random.default_rng(1)
     for t in rng.integers(1000, len(second) - 1000, 40):
         second[t:t + 5] += 10 * rng.choice([-1, 1]) * np.hanning(5).astype(np.float32)
-    peaks = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=second)
+    peaks = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=second)
     assert len(match(truth, peaks, 0.150 * spec.fs)[0]) == len(truth) == len(peaks)
 
 
@@ -104,7 +103,7 @@ def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):
 def test_fusion_finds_the_same_peaks_on_the_gpu(cpu, gpu):
     fs, first, second, _, _ = buried_first_lead()
     xp = gpu.xp
-    on_gpu = detect_peaks(xp.asarray(first), fs, SegmentParams(), gpu, second=xp.asarray(second))
-    np.testing.assert_array_equal(on_gpu, detect_peaks(first, fs, SegmentParams(), cpu, second=second))
+    on_gpu = detect_peaks(xp.asarray(first), SegmentParams.defaults().in_samples(fs), gpu, second=xp.asarray(second))
+    np.testing.assert_array_equal(on_gpu, detect_peaks(first, SegmentParams.defaults().in_samples(fs), cpu, second=second))
     np.testing.assert_allclose(xp.asnumpy(fused_envelope(xp.asarray(first), xp.asarray(second), fs, xp)),
                                fused_envelope(first, second, fs, np), rtol=1e-5, atol=1e-6)

@@ -110,7 +110,7 @@ def flagged_by_label(spec, tmp_path, backend):
     matched beats, and of the normal beats right after a ``V`` and after an ``L``."""
     from beatflow.detect.params import SegmentParams
     from beatflow.detect.segment import segment
-    from beatflow.embed.rows import embed
+    from beatflow.embed.rows import EmbedParams, embed
     from beatflow.evaluate import match
     from beatflow.io.tables import read_frame, write_signal
     from beatflow.learn.train import TrainParams, train
@@ -120,10 +120,10 @@ def flagged_by_label(spec, tmp_path, backend):
     leads, true, labels = generate(spec)
     paths = artifact_paths(tmp_path)
     write_signal(leads, spec.fs, paths["signal"], gpu=False)
-    segment("r", paths["signal"], paths["beats"], SegmentParams(), backend)
-    embed("r", paths["signal"], paths["beats"], paths["embedding"], 1.0, backend)
-    train("r", paths["embedding"], paths["beats"], paths["model"], TrainParams(), backend, fs=spec.fs)
-    score("r", paths, SegmentParams(), TrainParams(), ScoreParams(), backend)
+    segment("r", {"signal": paths["signal"]}, {"beats": paths["beats"]}, SegmentParams.defaults(), backend)
+    embed("r", {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]}, EmbedParams.defaults(length_s=1.0), backend)
+    train("r", {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]}, {"model": paths["model"]}, TrainParams.defaults(), backend)
+    score("r", paths, paths, ScoreParams.defaults(), backend)
     table = read_frame(paths["scores"])
     truth_index, detected = match(true, table.peak.to_numpy(), 0.15 * spec.fs)
     label, flag = labels[truth_index], table.anomaly.to_numpy()[detected]

@@ -9,7 +9,7 @@ FS = 100.0
 
 def test_regular_rhythm_scores_zero():
     peaks = np.arange(20) * 80
-    r = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams())
+    r = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams.defaults())
     assert (r == 0).all()
 
 
@@ -18,7 +18,7 @@ def test_premature_beat_and_pause_known_answers():
     rr[10] = 70  # premature: 70 % of the local median RR
     rr[15] = 200  # a pause: twice the median
     peaks = np.cumsum(rr)
-    r = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams())
+    r = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams.defaults())
     assert r[10] == pytest.approx(np.log(1 / 0.7) / np.log(1 / 0.8))
     assert r[15] == pytest.approx(np.log(2.0) / np.log(1.8))
     assert r[11] == 0 and (r[[10, 15]] > 1).all() and (np.delete(r, [10, 15]) <= 1).all()
@@ -28,7 +28,7 @@ def test_an_interval_out_of_range_flags_the_beat_that_ends_it():
     """A run of 0.2-s intervals (below min_rr_s = 0.25 s, as a run its own reference) and a 5-s pause."""
     rr = np.r_[np.full(10, 100), np.full(12, 20), np.full(10, 100), 500, np.full(10, 100)]
     peaks = np.cumsum(rr)
-    r = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams())
+    r = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams.defaults())
     assert r[9] == 0  # the beat before the run: on time, though the next one is too close
     assert r[15] == pytest.approx(0.25 / 0.2)  # inside the run: not early against its neighbours, out of range
     assert r[31] == 0  # the beat before the pause
@@ -40,7 +40,7 @@ def test_score_table_combines_shape_and_timing():
                           "length": np.full(6, 100), "kept": [False, True, True, True, True, False]})
     morph = np.array([0.5, 3.0, 0.2, 0.9])
     split = np.array(["train", "test", "train", "test"], dtype=object)
-    rhythm = rhythm_ratio(beats.peak.to_numpy(), FS, 0.25, 3.0, ScoreParams())
+    rhythm = rhythm_ratio(beats.peak.to_numpy(), FS, 0.25, 3.0, ScoreParams.defaults())
     table = score_table(beats, FS, morph, rhythm, split)
     assert table.split.tolist() == ["pruned", "train", "test", "train", "test", "pruned"]
     assert table.reason.tolist() == ["", "", "morphology", "", "", ""]
@@ -57,13 +57,13 @@ def test_irregular_rhythm_widens_the_thresholds():
 
     rng = np.random.default_rng(0)
     rr = np.round(100 * np.exp(0.15 * rng.standard_normal(400))).astype(int)
-    r = rhythm_ratio(np.cumsum(rr), FS, 0.25, 3.0, ScoreParams())
+    r = rhythm_ratio(np.cumsum(rr), FS, 0.25, 3.0, ScoreParams.defaults())
     assert np.mean(r > 1) < 0.02  # a normal law's 0.1 % early and late, judged from the upper quartile: ~1 %
     widened = norm.ppf(0.999) * 0.15
     assert widened > np.log(1 / 0.8)
     regular = np.full(41, 100)
     regular[20] = 75
-    assert rhythm_ratio(np.cumsum(regular), FS, 0.25, 3.0, ScoreParams())[20] > 1
+    assert rhythm_ratio(np.cumsum(regular), FS, 0.25, 3.0, ScoreParams.defaults())[20] > 1
 
 
 def test_typical_beats_set_the_spread_and_the_reference():
@@ -73,12 +73,12 @@ def test_typical_beats_set_the_spread_and_the_reference():
     rr = np.tile([100, 60, 140], 20)  # N->N, N->V, V->N
     peaks = np.cumsum(rr)
     morph = np.tile([0.2, 3.0, 0.1], 20)  # the ectopic beat (second of each triple) is odd in shape
-    with_shape = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams(), morph)[6:-6]
+    with_shape = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams.defaults(), morph)[6:-6]
     premature = np.tile([False, True, False], 20)[6:-6]
     assert (with_shape[premature] > 1).all() and (with_shape[~premature] < 1).all()
     # the reference: the geometric mean of the surrounding intervals' upper quartile (140) and the typical ones' (100)
     np.testing.assert_allclose(with_shape[::3], np.log(np.sqrt(140 * 100) / 100) / np.log(1 / 0.8))
-    blind = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams())[6:-6]
+    blind = rhythm_ratio(peaks, FS, 0.25, 3.0, ScoreParams.defaults())[6:-6]
     assert (blind[premature] < 1).all()
 
 
@@ -87,7 +87,7 @@ def test_compensatory_pause_is_not_late():
     rr = np.full(41, 100)
     rr[20], rr[21] = 60, 140
     rr[30] = 190
-    r = rhythm_ratio(np.cumsum(rr), FS, 0.25, 3.0, ScoreParams())
+    r = rhythm_ratio(np.cumsum(rr), FS, 0.25, 3.0, ScoreParams.defaults())
     assert r[20] > 1 and r[21] == 0
     assert r[30] == pytest.approx(np.log(1.9) / np.log(1.8))
 
@@ -134,7 +134,7 @@ def test_timing_parts_give_the_rhythm_ratio():
     rr = np.full(41, 100)
     rr[[10, 25]] = [70, 60]
     peaks = np.cumsum(rr)
-    p = ScoreParams()
+    p = ScoreParams.defaults()
     parts = timing(peaks, p)
     np.testing.assert_array_equal(rhythm_ratio(peaks, FS, 0.25, 3.0, p, parts=parts),
                                   rhythm_ratio(peaks, FS, 0.25, 3.0, p))

@@ -11,7 +11,7 @@ from beatflow.synth import SynthSpec, generate
 # The rate-based search-back of :mod:`beatflow.detect.searchback` is tested on its own, with the fixed threshold it
 # was written for (the default detector's adaptive threshold has Pan and Tompkins' search-back built in, see
 # test_adaptive.py, and leaves this one off).
-ON = dataclasses.replace(SegmentParams(), adaptive=False, search_back=1.5)
+ON = dataclasses.replace(SegmentParams.defaults(), adaptive=False, search_back=1.5)
 OFF = dataclasses.replace(ON, search_back=0)
 
 
@@ -33,13 +33,13 @@ def errors(truth, peaks, fs):
 
 def test_weak_beats_that_leave_long_intervals_are_found(cpu):
     fs, x, truth = weakened_beats()
-    assert errors(truth, detect_peaks(x, fs, OFF, cpu), fs) == (4, 0)  # below the threshold
-    assert errors(truth, detect_peaks(x, fs, ON, cpu), fs) == (0, 0)
+    assert errors(truth, detect_peaks(x, OFF.in_samples(fs), cpu), fs) == (4, 0)  # below the threshold
+    assert errors(truth, detect_peaks(x, ON.in_samples(fs), cpu), fs) == (0, 0)
 
 
 def test_beats_below_the_search_floor_are_not_searched_for(cpu):
     fs, x, truth = weakened_beats(scale=0.2, beats=(50,))  # its envelope: 0.21, under 0.4 × the threshold 0.6
-    assert errors(truth, detect_peaks(x, fs, ON, cpu), fs) == (1, 0)
+    assert errors(truth, detect_peaks(x, ON.in_samples(fs), cpu), fs) == (1, 0)
 
 
 def test_pauses_with_noise_get_no_beat(cpu):
@@ -48,13 +48,13 @@ def test_pauses_with_noise_get_no_beat(cpu):
     leads, truth, _ = generate(spec)
     rr = np.diff(truth)
     assert (rr > 1.5 * np.median(rr)).sum() >= 20  # long intervals to search
-    peaks = detect_peaks(leads["MLII"], spec.fs, ON, cpu, second=leads["V1"])
-    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], spec.fs, OFF, cpu, second=leads["V1"]))
+    peaks = detect_peaks(leads["MLII"], ON.in_samples(spec.fs), cpu, second=leads["V1"])
+    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], OFF.in_samples(spec.fs), cpu, second=leads["V1"]))
     assert errors(truth, peaks, spec.fs)[0] == 0
 
 
 @pytest.mark.gpu
 def test_search_back_finds_the_same_beats_on_the_gpu(cpu, gpu):
     fs, x, _ = weakened_beats()
-    on_gpu = detect_peaks(gpu.xp.asarray(x), fs, ON, gpu)
-    np.testing.assert_array_equal(on_gpu, detect_peaks(x, fs, ON, cpu))
+    on_gpu = detect_peaks(gpu.xp.asarray(x), ON.in_samples(fs), gpu)
+    np.testing.assert_array_equal(on_gpu, detect_peaks(x, ON.in_samples(fs), cpu))

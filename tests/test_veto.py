@@ -17,7 +17,7 @@ from beatflow.synth import SynthSpec, generate
 def drop(peaks, strength, correlation, support=None):
     """Which of ``peaks`` the veto drops, with the default parameters."""
     peaks = np.asarray(peaks, dtype=np.int64)
-    kept = surviving(peaks, np.asarray(strength), np.asarray(correlation), SegmentParams(),
+    kept = surviving(peaks, np.asarray(strength), np.asarray(correlation), SegmentParams.defaults(),
                      None if support is None else np.asarray(support))
     return ~np.isin(peaks, kept)
 
@@ -73,7 +73,7 @@ def test_an_odd_peak_the_second_lead_does_not_show_is_dropped_whatever_its_rhyth
 
 
 def test_second_lead_confirms_only_when_it_shows_the_beat_shaped_peaks():
-    p = SegmentParams()
+    p = SegmentParams.defaults()
     shape = np.r_[np.ones(40), 0.5]
     assert second_lead_confirms(np.r_[np.full(40, 0.9), 0.0], shape, p)
     assert not second_lead_confirms(np.r_[np.full(37, 0.9), np.full(3, 0.1), 0.0], shape, p)  # over 5 % below 0.4
@@ -102,8 +102,8 @@ MUSCLE = SynthSpec(duration_s=600, fs=500, hr_bpm=85, seed=7, burst_mv=0.5, burs
 def test_the_veto_drops_most_muscle_noise_and_almost_no_beat(cpu):
     spec = MUSCLE
     leads, truth, _ = generate(spec)
-    on = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu)
-    off = detect_peaks(leads["MLII"], spec.fs, SegmentParams(veto_rr=0), cpu)
+    on = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu)
+    off = detect_peaks(leads["MLII"], SegmentParams.defaults(veto_rr=0).in_samples(spec.fs), cpu)
     found_on, found_off = (len(match(truth, p, 0.150 * spec.fs)[0]) for p in (on, off))
     false_on, false_off = len(on) - found_on, len(off) - found_off
     assert false_off >= 20  # the record has noise peaks to drop
@@ -116,20 +116,20 @@ def test_the_second_lead_drops_the_noise_the_rhythm_test_leaves(cpu):
     remaining noise peaks; a second lead that is pure noise (an electrode off) changes nothing."""
     spec = MUSCLE
     leads, truth, _ = generate(spec)
-    one = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu)
-    two = detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=leads["V1"])
+    one = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu)
+    two = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=leads["V1"])
     found_one, found_two = (len(match(truth, p, 0.150 * spec.fs)[0]) for p in (one, two))
     assert len(one) - found_one >= 8  # false beats the rhythm test leaves
     assert len(two) - found_two <= (len(one) - found_one) / 2
     assert found_two >= found_one
     off = np.random.default_rng(0).standard_normal(len(leads["V1"])).astype(np.float32)
-    np.testing.assert_array_equal(detect_peaks(leads["MLII"], spec.fs, SegmentParams(), cpu, second=off), one)
+    np.testing.assert_array_equal(detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=off), one)
 
 
 @pytest.mark.gpu
 def test_the_veto_keeps_the_same_peaks_on_the_gpu(cpu, gpu):
     leads = generate(MUSCLE)[0]
     x, second = leads["MLII"], leads["V1"]
-    on_gpu = detect_peaks(gpu.xp.asarray(x), MUSCLE.fs, SegmentParams(), gpu, second=gpu.xp.asarray(second))
+    on_gpu = detect_peaks(gpu.xp.asarray(x), SegmentParams.defaults().in_samples(MUSCLE.fs), gpu, second=gpu.xp.asarray(second))
     assert isinstance(on_gpu, np.ndarray)  # host peaks: beat-sized
-    np.testing.assert_array_equal(on_gpu, detect_peaks(x, MUSCLE.fs, SegmentParams(), cpu, second=second))
+    np.testing.assert_array_equal(on_gpu, detect_peaks(x, SegmentParams.defaults().in_samples(MUSCLE.fs), cpu, second=second))

@@ -20,6 +20,7 @@ import time
 import pytest
 import yaml
 
+from beatflow.config import validated
 from beatflow.job import Files, Job
 from beatflow.stage import execute
 from beatflow.worker import client
@@ -299,7 +300,7 @@ def test_report_workers_retire_before_they_grow(demo_run, tmp_path, monkeypatch)
     results = demo_run / "results" / "demo"
     inputs = {name: str(results / f"{name}.parquet") for name in ("signal", "beats", "scores", "latent")}
     inputs["embedding"] = str(results / "embedding.npy")
-    config = yaml.safe_load((demo_run / "config" / "config.yaml").read_text())
+    config = validated(yaml.safe_load((demo_run / "config" / "config.yaml").read_text()))
     try:
         for i in range(25):
             outputs = {f"{fig}_{ext}": str(tmp_path / f"plots{i}" / f"{fig}.{ext}")
@@ -329,7 +330,7 @@ def test_ctrl_c_during_train_then_an_immediate_rerun(tmp_path):
     work = copy_project(tmp_path)
     config = work / "config" / "config.yaml"
     original = config.read_text()
-    config.write_text(original.replace("epochs: 20", "epochs: 600"))  # a job that outlives the rerun
+    config.write_text(original + "train:\n  epochs: 600\n")  # a job that outlives the rerun
     first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1"],
                              cwd=work, start_new_session=True,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -384,7 +385,7 @@ def test_the_gpu_warm_up_runs_the_rules_and_leaves_nothing(tmp_path, monkeypatch
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    config = {**yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), "device": "cpu"}
+    config = validated({**yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), "device": "cpu"})
     for group in GROUPS.values():  # ingest and report have nothing to warm up
         warm_up(group.warm_up, config)
     assert list(tmp_path.iterdir()) == []

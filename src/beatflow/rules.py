@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from beatflow.job import Job
+from beatflow.job import Files, Job
+
+
+def files(named: Files) -> dict:
+    """A job's named input or output files, by name."""
+    return dict(named.items())
 
 
 def ingest(job: Job) -> None:
@@ -14,8 +19,8 @@ def ingest(job: Job) -> None:
     from beatflow.io.ingest import ingest as run
 
     backend = select_backend(job.device, needs=("cudf",))
-    run(job.record, job.par.path, job.par.fs, job.par.leads, job.output[0], backend,
-        IngestParams.from_config(job.par.ingest))
+    run(job.record, {"path": job.par.path}, files(job.output), IngestParams.from_config(job.par.ingest), backend,
+        fs=job.par.fs, leads=job.par.leads)
 
 
 def segment(job: Job) -> None:
@@ -24,47 +29,44 @@ def segment(job: Job) -> None:
     from beatflow.detect.segment import segment as run
 
     backend = select_backend(job.device, needs=("numba.cuda",))
-    run(job.record, job.input.signal, job.output[0], SegmentParams.from_config(job.par.segment), backend)
+    run(job.record, files(job.input), files(job.output), SegmentParams.from_config(job.par.segment), backend)
 
 
 def embed(job: Job) -> None:
     from beatflow.backend import select_backend
+    from beatflow.embed.rows import EmbedParams
     from beatflow.embed.rows import embed as run
 
     backend = select_backend(job.device, needs=("kvikio", "numba.cuda"))
-    run(job.record, job.input.signal, job.input.beats, job.output[0], job.par.embed["length_s"], backend,
-        tuple(job.par.embed["band_hz"]))
+    run(job.record, files(job.input), files(job.output), EmbedParams.from_config(job.par.embed), backend)
 
 
 def train(job: Job) -> None:
     from beatflow.backend import select_backend
-    from beatflow.io.tables import signal_info
     from beatflow.learn.train import TrainParams
     from beatflow.learn.train import train as run
 
     backend = select_backend(job.device, needs=("kvikio", "torch"))
-    run(job.record, job.input.embedding, job.input.beats, job.output[0], TrainParams.from_config(job.par.train),
-        backend, fs=signal_info(job.input.signal)[0])
+    run(job.record, files(job.input), files(job.output), TrainParams.from_config(job.par.train), backend)
 
 
 def score(job: Job) -> None:
     from beatflow.backend import select_backend
-    from beatflow.detect.params import SegmentParams
-    from beatflow.learn.train import TrainParams
     from beatflow.score.scores import ScoreParams
     from beatflow.score.scores import score as run
 
     backend = select_backend(job.device, needs=("kvikio", "torch"))
-    run(job.record, {**dict(job.input.items()), **dict(job.output.items())}, SegmentParams.from_config(job.par.segment),
-        TrainParams.from_config(job.par.train), ScoreParams.from_config(job.par.score), backend)
+    run(job.record, files(job.input), files(job.output), ScoreParams.from_config(job.par.score), backend)
 
 
 def plot(job: Job) -> None:
-    from beatflow.detect.params import SegmentParams
+    from types import SimpleNamespace
+
+    from beatflow.io.tables import beats_parameters
     from beatflow.report.plots import plot as run
 
-    run(job.record, dict(job.input.items()), Path(job.output.latent_html).parent,
-        SegmentParams.from_config(job.par.segment))
+    segment = SimpleNamespace(**beats_parameters(job.input.beats))  # the bounds and offset the beats were made with
+    run(job.record, files(job.input), Path(job.output.latent_html).parent, segment)
 
 
 def holter(job: Job) -> None:

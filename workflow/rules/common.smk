@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-validate(config, "../schemas/config.schema.yaml")
+validate(config, "../schemas/config.schema.yaml", set_default=True)  # the schema holds every default
 
 if config["segment"]["min_rr_s"] >= config["segment"]["max_rr_s"]:
     raise WorkflowError(

@@ -4,7 +4,7 @@ rule embed:
         signal="results/{record}/signal.parquet",
         beats="results/{record}/beats.parquet",
     output:
-        "results/{record}/embedding.npy",
+        embedding="results/{record}/embedding.npy",
     params:
         embed=config["embed"],
     log:

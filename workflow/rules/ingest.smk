@@ -4,7 +4,7 @@ rule ingest:
     input:
         record_files,
     output:
-        "results/{record}/signal.parquet",
+        signal="results/{record}/signal.parquet",
     params:
         path=record_path,
         fs=record_fs,

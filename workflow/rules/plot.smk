@@ -42,8 +42,6 @@ rule plot:
             subcategory="5 · Most anomalous beats",
             labels={"record": "{record}", "figure": "gallery", "format": "image"},
         ),
-    params:
-        segment=config["segment"],
     log:
         "logs/{record}/plot.log",
     benchmark:

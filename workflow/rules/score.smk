@@ -9,9 +9,7 @@ rule score:
         scores="results/{record}/scores.parquet",
         latent="results/{record}/latent.parquet",
     params:
-        score=config["score"],
-        train=config["train"],
-        segment=config["segment"],
+        score=config["score"],  # the split comes from model.pt, the pruning bounds from beats.parquet
     log:
         "logs/{record}/score.log",
     benchmark:

@@ -3,7 +3,7 @@ rule segment:
     input:
         signal="results/{record}/signal.parquet",
     output:
-        "results/{record}/beats.parquet",
+        beats="results/{record}/beats.parquet",
     params:
         segment=config["segment"],
     log:

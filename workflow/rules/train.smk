@@ -5,7 +5,7 @@ rule train:
         embedding="results/{record}/embedding.npy",
         beats="results/{record}/beats.parquet",
     output:
-        "results/{record}/model.pt",
+        model="results/{record}/model.pt",
     params:
         train=config["train"],
     log:

@@ -1,4 +1,4 @@
-"""The ``segment.*`` config keys."""
+"""The ``segment.*`` config keys (seconds) and their values in samples at one record's rate."""
 
 from __future__ import annotations
 
@@ -10,27 +10,29 @@ from beatflow.params import FromConfig
 
 @dataclass(frozen=True)
 class SegmentParams(FromConfig):
-    """``segment.*`` config keys; windows in seconds."""
+    """``segment.*`` config keys; windows in seconds. Each key's meaning and default: the config schema."""
 
-    wavelet_width_s: float = 0.015
-    wide_wavelet_width_s: float = 0.03
-    nms_window_s: float = 0.3
-    min_rr_s: float = 0.25
-    max_rr_s: float = 3.0
-    threshold: float = 0.6
-    pre_peak_s: float = 0.25
-    veto_rr: float = 1.2
-    veto_correlation: float = 0.9
-    veto_strength: float = 1.2
-    veto_support: float = 0.2
-    fuse_leads: bool = True
-    search_back: float = 0.0  # the rate-based search-back; the adaptive threshold has its own (Pan–Tompkins)
-    both_polarities: bool = True  # the envelope is the wavelet responses' magnitude (False: oriented QRS-up)
-    adaptive: bool = True  # Pan–Tompkins adaptive threshold (False: the fixed ``threshold``)
-    candidate_floor: float = 0.125  # NMS peaks below this are not candidates: half of P–T's lowest threshold
-    refractory_s: float = 0.2  # no second QRS within this (ventricular refractory period; Pan–Tompkins)
-    lone_lead_veto: bool = True  # drop a peak next to a beat that the second lead shows and it does not
-    veto_recurring: bool = True  # the noise veto spares a QRS shape that recurs in the record
+    SECTION = "segment"
+
+    wavelet_width_s: float
+    wide_wavelet_width_s: float
+    nms_window_s: float
+    min_rr_s: float
+    max_rr_s: float
+    threshold: float
+    pre_peak_s: float
+    veto_rr: float
+    veto_correlation: float
+    veto_strength: float
+    veto_support: float
+    fuse_leads: bool
+    search_back: float
+    both_polarities: bool
+    adaptive: bool
+    candidate_floor: float
+    refractory_s: float
+    lone_lead_veto: bool
+    veto_recurring: bool
 
     @property
     def widths_s(self) -> tuple[float, ...]:
@@ -44,3 +46,35 @@ class SegmentParams(FromConfig):
     def nms_half(self, fs: float) -> int:
         """Half the NMS window in samples."""
         return max(1, round(self.nms_window_s * fs / 2))
+
+    def in_samples(self, fs: float) -> SegmentSamples:
+        """These parameters at sampling rate ``fs`` (Hz), the windows converted to samples once."""
+        return SegmentSamples(self, float(fs), nms_half=self.nms_half(fs), block=self.block(fs),
+                              pre_peak=round(self.pre_peak_s * fs), min_rr=self.min_rr_s * fs,
+                              max_rr=self.max_rr_s * fs)
+
+
+@dataclass(frozen=True)
+class SegmentSamples:
+    """:class:`SegmentParams` at one record's sampling rate ``fs``: the windows in samples, ``p`` for the
+    dimensionless keys and the leaves that still take seconds.
+
+    Attributes
+    ----------
+    nms_half : int
+        Half the NMS window (``nms_window_s``).
+    block : int
+        A reference block (``max_rr_s``).
+    pre_peak : int
+        A beat window starts this many samples before its R peak (``pre_peak_s``).
+    min_rr, max_rr : float
+        The pruning bounds of a beat's length (``min_rr_s``, ``max_rr_s``).
+    """
+
+    p: SegmentParams
+    fs: float
+    nms_half: int
+    block: int
+    pre_peak: int
+    min_rr: float
+    max_rr: float

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from beatflow.detect.params import SegmentParams
-
 SUPPORT_S = 0.04  # the second lead's QRS is looked for within this of the first lead's peak
-
 
 
 def nms_mask(r, half: int, backend, floor: float = -np.inf):
@@ -37,7 +34,6 @@ def lead_support(lead, fs: float, peaks, xp):
     return lead[window_index(peaks, max(1, round(SUPPORT_S * fs)), lead.shape[0], xp)].max(axis=1)
 
 
-def candidates(envelope, fs: float, p: SegmentParams, backend, floor: float | None = None):
-    """The NMS peaks of ``envelope`` above ``floor`` (default ``p.threshold``) (``xp`` int64)."""
-    floor = p.threshold if floor is None else floor
-    return backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, floor))
+def candidates(envelope, half: int, backend, floor: float):
+    """The NMS peaks of ``envelope`` above ``floor``, each the maximum of ±``half`` samples (``xp`` int64)."""
+    return backend.xp.flatnonzero(nms_mask(envelope, half, backend, floor))

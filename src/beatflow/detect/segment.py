@@ -1,16 +1,14 @@
 """segment: first lead → Ricker-wavelet responses at two widths (FFT convolution) → non-maximum suppression
 (Numba) → R peaks chosen by an adaptive threshold (Pan–Tompkins, :mod:`beatflow.detect.adaptive`) →
-``beats.parquet`` (beat, peak, start, length, kept).
+``beats.parquet`` (beat, peak, start, length, kept; the pruning bounds and window offset in its metadata).
 
 The narrow wavelet matches normal QRS complexes, the wide one the broad complexes of ventricular and
-aberrant beats (which the narrow one sees at a third of a normal beat's response, as low as muscle noise).
-Each response is taken in magnitude (``both_polarities``: a record's ventricular beats are often of the
-opposite polarity to its sinus beats; on MIT-BIH DS1 the oriented response lost 208 of them where the
-magnitude loses none of those) and divided by its own local reference, the running median of block maxima,
-so the detector works on the larger of two dimensionless envelopes. The second lead, where the
-record has one and it shows the first lead's beats, is averaged into the envelope where the first lead is
-the noisier (:mod:`beatflow.detect.fusion`) and confirms or refutes the peaks the noise veto suspects
-(:func:`lead_support`); the peaks stay on the first lead.
+aberrant beats. Each response is taken in magnitude (``both_polarities``: a record's ventricular beats are
+often of the opposite polarity to its sinus beats) and divided by its own local reference, the running
+median of block maxima, so the detector works on the larger of two dimensionless envelopes. The second lead,
+where the record has one and it shows the first lead's beats, is averaged into the envelope where the first
+lead is the noisier (:mod:`beatflow.detect.fusion`) and confirms or refutes the peaks the noise veto
+suspects (:func:`lead_support`); the peaks stay on the first lead.
 
 Written once against the array module ``xp`` (cupy on the GPU, numpy on the CPU).
 """
@@ -22,15 +20,16 @@ import logging
 import numpy as np
 
 from beatflow.detect.envelope import detection_envelope
-from beatflow.detect.params import SegmentParams
+from beatflow.detect.params import SegmentParams, SegmentSamples
 from beatflow.detect.peaks import candidates, lead_support
 from beatflow.errors import BeatflowError
 
 log = logging.getLogger("beatflow")
 
 
-def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None, second=None) -> np.ndarray:
-    """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array).
+def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, second=None) -> np.ndarray:
+    """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array) with the
+    parameters ``s`` (:meth:`SegmentParams.in_samples` at the signal's rate).
 
     1. The envelope: both polarities of the Ricker responses (``both_polarities``), in units of a typical beat.
     2. Candidates: its NMS peaks above ``candidate_floor`` (``adaptive``; else above ``threshold``). Where the
@@ -51,9 +50,10 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     from beatflow.detect.searchback import search_back
     from beatflow.detect.veto import noise_veto, qrs_band
 
+    fs, p = s.fs, s.p
     envelope = detection_envelope(x, fs, p, backend, work_bytes, absolute=p.both_polarities)
     floor = p.candidate_floor if p.adaptive else p.threshold
-    peaks = candidates(envelope, fs, p, backend, floor)
+    peaks = candidates(envelope, s.nms_half, backend, floor)
     fuse = second is not None and p.fuse_leads
     if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse and p.search_back <= 0 and not p.adaptive):
         return backend.to_host(peaks).astype(np.int64)
@@ -62,7 +62,7 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
         lead = detection_envelope(second, fs, p, backend, work_bytes, absolute=True)
     band = qrs_band(x, fs, backend.xp, work_bytes)
     if fuse:
-        envelope, peaks = fused_detection(envelope, peaks, lead, band, fs, p, backend, floor)
+        envelope, peaks = fused_detection(envelope, peaks, lead, band, s, backend, floor)
     if p.adaptive:
         from beatflow.detect.adaptive import adaptive_select, max_slope
 
@@ -81,14 +81,14 @@ def detect_peaks(x, fs: float, p: SegmentParams, backend, work_bytes: int | None
     return search_back(kept, envelope, band, fs, p, backend)
 
 
-def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, backend, floor: float):
+def fused_detection(envelope, peaks, lead, band, s: SegmentSamples, backend, floor: float):
     """``(envelope, peaks)`` of the two leads (:mod:`beatflow.detect.fusion`) if the second lead's envelope ``lead``
     shows the first lead's beat-shaped ``peaks`` (:func:`beatflow.detect.veto.second_lead_confirms`), else as given;
     ``floor`` is the candidates' (the fused envelope's NMS floor)."""
     from beatflow.detect.fusion import fused_envelope, snap
     from beatflow.detect.veto import qrs_correlation, second_lead_confirms
 
-    xp = backend.xp
+    xp, fs, p = backend.xp, s.fs, s.p
     correlation = qrs_correlation(band, fs, peaks, envelope[peaks], xp)
     if not second_lead_confirms(backend.to_host(lead_support(lead, fs, peaks, xp)), backend.to_host(correlation), p):
         log.info("detection on the first lead alone: the second lead does not show its beats")
@@ -98,19 +98,18 @@ def fused_detection(envelope, peaks, lead, band, fs: float, p: SegmentParams, ba
     # the first lead must show something where a fused peak snaps to it: with the adaptive threshold the candidate
     # floor (itself half of Pan and Tompkins' lowest threshold), else half the fixed threshold
     snap_floor = floor if p.adaptive else p.threshold / 2
-    return fused, snap(candidates(fused, fs, p, backend, floor), envelope, fs, xp, floor=snap_floor)
+    return fused, snap(candidates(fused, s.nms_half, backend, floor), envelope, fs, xp, floor=snap_floor)
 
 
-def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
-    """The ``beats.parquet`` table from host peak indices: windows start ``pre_peak_s`` before each peak and
-    last until the next peak (the last beat: to the end of the recording). ``kept`` = inside the recording
-    and ``min_rr_s ≤ length ≤ max_rr_s``."""
+def beats_table(peaks: np.ndarray, n_samples: int, s: SegmentSamples):
+    """The ``beats.parquet`` table from host peak indices: windows start ``s.pre_peak`` samples before each
+    peak and last until the next peak (the last beat: to the end of the recording). ``kept`` = inside the
+    recording and ``s.min_rr ≤ length ≤ s.max_rr``."""
     import pandas as pd
 
-    pre = round(p.pre_peak_s * fs)
-    start = peaks - pre
+    start = peaks - s.pre_peak
     length = np.diff(peaks, append=n_samples)
-    in_range = (length >= p.min_rr_s * fs) & (length <= p.max_rr_s * fs)
+    in_range = (length >= s.min_rr) & (length <= s.max_rr)
     complete = (start >= 0) & (np.arange(len(peaks)) < len(peaks) - 1)
     return pd.DataFrame({
         "beat": np.arange(len(peaks), dtype=np.int64),
@@ -121,10 +120,41 @@ def beats_table(peaks: np.ndarray, n_samples: int, fs: float, p: SegmentParams):
     })
 
 
-def segment(record: str, signal_path, out_path, p: SegmentParams, backend, work_bytes: int | None = None) -> None:
-    """Detect the beats of one record and write ``beats.parquet``."""
+def beats_metadata(p: SegmentParams) -> dict[str, str]:
+    """The key-value metadata of ``beats.parquet``: the segment parameters that later stages read from it
+    (:func:`beatflow.io.tables.beats_parameters`)."""
+    from beatflow.io.tables import BEATS_METADATA
+
+    return {name: repr(float(getattr(p, name))) for name in BEATS_METADATA}
+
+
+def segment(record: str, inputs: dict, outputs: dict, p: SegmentParams, backend,
+            work_bytes: int | None = None) -> None:
+    """Detect the beats of one record and write ``beats.parquet``.
+
+    Parameters
+    ----------
+    record : str
+        The record's name (for messages).
+    inputs : dict
+        ``signal``: its ``signal.parquet``.
+    outputs : dict
+        ``beats``: the ``beats.parquet`` to write.
+    p : SegmentParams
+        The ``segment.*`` config keys, converted to samples here at the signal's rate.
+    backend : Backend
+        Where to compute (:func:`beatflow.backend.select_backend`).
+    work_bytes : int, optional
+        Device memory the convolutions may use at once (None: chosen from the free memory).
+
+    Raises
+    ------
+    BeatflowError
+        When the recording is shorter than 4 ``max_rr_s``, has fewer than 3 beats, or does not fit in memory.
+    """
     from beatflow.io.tables import read_signal, signal_info, write_frame
 
+    signal_path = inputs["signal"]
     fs, leads = signal_info(signal_path)
     signals, _ = read_signal(signal_path, backend, leads[:2])
     x, second = signals[leads[0]], signals.get(leads[1]) if len(leads) > 1 else None
@@ -132,8 +162,9 @@ def segment(record: str, signal_path, out_path, p: SegmentParams, backend, work_
     if duration < 4 * p.max_rr_s:
         raise BeatflowError(f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s",
                             record=record, path=str(signal_path))
+    s = p.in_samples(fs)
     try:
-        peaks = detect_peaks(x, fs, p, backend, work_bytes, second)
+        peaks = detect_peaks(x, s, backend, work_bytes, second)
     except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
         raise BeatflowError(f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples "
                             f"({x.nbytes / 1e9:.1f} GB per lead): run this record with device: cpu or on a "
@@ -141,7 +172,8 @@ def segment(record: str, signal_path, out_path, p: SegmentParams, backend, work_
     if len(peaks) < 3:
         raise BeatflowError(f"found {len(peaks)} beat(s) in lead {leads[0]!r}: flat line or no ECG?",
                             record=record, path=str(signal_path))
-    table = beats_table(peaks, x.shape[0], fs, p)
-    write_frame(table, out_path)
+    table = beats_table(peaks, x.shape[0], s)
+    write_frame(table, outputs["beats"], beats_metadata(p))
     log.info("segment %s: %d beats (%d kept), mean heart rate %.1f bpm, lead %s", record, len(table),
              int(table.kept.sum()), 60 * (len(peaks) - 1) / ((peaks[-1] - peaks[0]) / fs), leads[0])
+

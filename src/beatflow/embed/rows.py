@@ -5,10 +5,29 @@ float32 (kvikio I/O on the GPU)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from beatflow.errors import BeatflowError
+from beatflow.params import FromConfig
 
 log = logging.getLogger("beatflow")
+
+
+@dataclass(frozen=True)
+class EmbedParams(FromConfig):
+    """``embed.*`` config keys. Each key's meaning and default: the config schema."""
+
+    SECTION = "embed"
+
+    length_s: float
+    band_hz: tuple[float, float]
+
+    def __post_init__(self):
+        object.__setattr__(self, "band_hz", tuple(float(f) for f in self.band_hz))  # YAML gives a list
+
+    def width(self, fs: float) -> int:
+        """The row length in samples at sampling rate ``fs``."""
+        return max(1, round(self.length_s * fs))
 
 
 def embed_beats(x, starts, lengths, width: int, backend):
@@ -27,20 +46,41 @@ def embed_beats(x, starts, lengths, width: int, backend):
     return embed_cpu(x, starts, lengths, width)
 
 
-def embed(record: str, signal_path, beats_path, out_path, length_s: float, backend,
-          band_hz: tuple[float, float] = (0.5, 40.0), work_bytes: int | None = None) -> None:
-    """Embed the kept beats of one record and write ``embedding.npy``."""
+def embed(record: str, inputs: dict, outputs: dict, p: EmbedParams, backend, work_bytes: int | None = None) -> None:
+    """Embed the kept beats of one record and write ``embedding.npy``.
+
+    Parameters
+    ----------
+    record : str
+        The record's name (for messages).
+    inputs : dict
+        ``signal`` and ``beats``: its ``signal.parquet`` and ``beats.parquet``.
+    outputs : dict
+        ``embedding``: the ``embedding.npy`` to write.
+    p : EmbedParams
+        The ``embed.*`` config keys, converted to samples here at the signal's rate.
+    backend : Backend
+        Where to compute (:func:`beatflow.backend.select_backend`).
+    work_bytes : int, optional
+        Device memory the band-pass may use at once (None: chosen from the free memory).
+
+    Raises
+    ------
+    BeatflowError
+        When no beat is kept, the band is unusable for the recording, or the rows do not fit in memory.
+    """
     from beatflow.dsp.filters import band_pass, band_pass_taps
     from beatflow.io import arrays
     from beatflow.io.tables import read_frame, read_signal
 
+    signal_path, beats_path, band_hz = inputs["signal"], inputs["beats"], p.band_hz
     signals, fs = read_signal(signal_path, backend)
     beats = read_frame(beats_path, columns=["start", "length", "kept"])
     kept = beats[beats["kept"]]
     if kept.empty:
         raise BeatflowError("no beat passed length pruning (check segment.min_rr_s / max_rr_s)",
                             record=record, path=str(beats_path))
-    width = max(1, round(length_s * fs))
+    width = p.width(fs)
     low, high = band_hz
     span = len(band_pass_taps(fs, low, high)) / fs
     if not low < high or span >= 2 * next(iter(signals.values())).shape[0] / fs:
@@ -55,6 +95,6 @@ def embed(record: str, signal_path, beats_path, out_path, length_s: float, backe
                             f"lead(s) x {width} samples ({gb:.3g} GB): reduce embed.length_s, or run this record "
                             "with device: cpu or on a GPU with more memory", record=record,
                             path=str(signal_path)) from exc
-    arrays.save(out_path, rows, backend.gpu)
+    arrays.save(outputs["embedding"], rows, backend.gpu)
     log.info("embed %s: %d beats x %d channel(s) x %d samples (%.2f s)", record, rows.shape[0], rows.shape[1],
              width, width / fs)

@@ -148,17 +148,43 @@ def resolve_fs(fs: float | None, time_s, xp=np, file_fs: float | None = None) ->
 
 @dataclass(frozen=True)
 class IngestParams(FromConfig):
-    """``ingest.*`` config keys."""
+    """``ingest.*`` config keys. Each key's meaning and default: the config schema."""
 
-    max_gap_s: float = 1.0
-    max_clipped_fraction: float = 0.05
+    SECTION = "ingest"
+
+    max_gap_s: float
+    max_clipped_fraction: float
 
 
 
-def ingest(record: str, path, fs: float | None, leads: list[str] | None, out, backend,
-           p: IngestParams = IngestParams()) -> None:
-    """Convert one record to ``signal.parquet``; every problem is reported with the record and file."""
-    path = Path(path)
+def ingest(record: str, inputs: dict, outputs: dict, p: IngestParams, backend, *, fs: float | None = None,
+           leads: list[str] | None = None) -> None:
+    """Convert one record to ``signal.parquet``; every problem is reported with the record and file.
+
+    Parameters
+    ----------
+    record : str
+        The record's name (for messages).
+    inputs : dict
+        ``path``: the record's file (CSV, CSV.gz, parquet, WFDB record, EDF/BDF).
+    outputs : dict
+        ``signal``: the ``signal.parquet`` to write.
+    p : IngestParams
+        The ``ingest.*`` config keys.
+    backend : Backend
+        Where to read and check the signal (:func:`beatflow.backend.select_backend`).
+    fs : float, optional
+        The records sheet's sampling rate (Hz; None: the file's own or its ``time_s`` column's).
+    leads : list of str, optional
+        The records sheet's leads (None: the file's default, :func:`read_source`).
+
+    Raises
+    ------
+    BeatflowError
+        When the file cannot be read, its rate is missing or inconsistent, or a lead has too long a gap or
+        too many clipped samples.
+    """
+    path = Path(inputs["path"])
     xp = backend.xp
     try:
         log.info("ingest %s: reading %s", record, path.resolve())
@@ -173,6 +199,6 @@ def ingest(record: str, path, fs: float | None, leads: list[str] | None, out, ba
             check_clipping(signal[name], p.max_clipped_fraction, name, xp)
     except BeatflowError as exc:
         raise BeatflowError(exc.problem, record=record, path=str(path)) from exc
-    write_signal(signal, fs, out, backend.gpu)
+    write_signal(signal, fs, outputs["signal"], backend.gpu)
     log.info("ingest %s: %d samples x %d lead(s) %s at %.3f Hz (%.2f h)", record, rows, len(chosen), chosen, fs,
              rows / fs / 3600)

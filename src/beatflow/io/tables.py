@@ -12,6 +12,7 @@ from beatflow.errors import BeatflowError
 from beatflow.io.atomic import atomic_path
 
 FS_KEY = b"fs"
+BEATS_METADATA = ("min_rr_s", "max_rr_s", "pre_peak_s")  # segment keys that later stages read from beats.parquet
 
 
 def read_schema(path) -> pa.Schema:
@@ -97,3 +98,19 @@ def read_frame(path, columns=None):
         return pd.read_parquet(path, columns=columns)
     except (pa.ArrowException, OSError, KeyError, ValueError) as exc:
         raise BeatflowError(f"cannot read table ({exc})", path=str(path)) from exc
+
+
+def beats_parameters(path) -> dict[str, float]:
+    """The segment parameters a ``beats.parquet`` was made with (:data:`BEATS_METADATA`, seconds), by name.
+
+    Raises
+    ------
+    BeatflowError
+        When the file lacks one of them.
+    """
+    meta = read_metadata(path)
+    missing = [name for name in BEATS_METADATA if name not in meta]
+    if missing:
+        raise BeatflowError(f"beats.parquet has no {missing} metadata: write it with the segment stage",
+                            path=str(path))
+    return {name: float(meta[name]) for name in BEATS_METADATA}

@@ -144,10 +144,7 @@ def load_model(path, device) -> tuple[ConvVAE, dict]:
         saved = torch.load(path, map_location=device, weights_only=True)
         h = saved["hparams"]
         model = ConvVAE(h["channels"], h["length"], h["latent_dim"])
-        state = saved["state_dict"]
-        if "tail" in state:  # a model.pt from before stop 12, when the row template was named the tail
-            state["template"] = state.pop("tail")
-        model.load_state_dict(state)
+        model.load_state_dict(saved["state_dict"])
     except Exception as exc:  # torch raises many types for a truncated or foreign file
         raise BeatflowError(f"not a beatflow model ({type(exc).__name__}: {exc})", path=str(path)) from exc
     return model.to(device).eval(), h

@@ -20,16 +20,18 @@ QRS_AFTER_PEAK_S = 0.1  # the stretch augmentation leaves each row as it is up t
 
 @dataclass(frozen=True)
 class TrainParams(FromConfig):
-    """``train.*`` config keys."""
+    """``train.*`` config keys. Each key's meaning and default: the config schema."""
 
-    epochs: int = 20
-    batch_size: int = 1024
-    latent_dim: int = 8
-    train_fraction: float = 0.75
-    seed: int = 0
-    learning_rate: float = 0.004
-    beta: float = 1.0
-    warp: float = 0.3
+    SECTION = "train"
+
+    epochs: int
+    batch_size: int
+    latent_dim: int
+    train_fraction: float
+    seed: int
+    learning_rate: float
+    beta: float
+    warp: float
 
 
 def as_tensor(rows, backend, device):
@@ -167,26 +169,48 @@ class GraphedStep(EagerStep):
         self.static_loss = loss.detach()
 
 
-def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, backend, *, fs: float) -> None:
-    """Train on one record's embedding (sampled at ``fs``) and write ``model.pt``.
+def train(record: str, inputs: dict, outputs: dict, p: TrainParams, backend) -> None:
+    """Train on one record's embedding and write ``model.pt`` (its hyperparameters: ``p`` too, so that the
+    score stage reads the split from it).
 
     Each beat's zero padding is filled from the training beats' median row first (:func:`row_template`, kept
-    in the model): a normal beat cut short by a premature one must not look abnormal in shape."""
+    in the model): a normal beat cut short by a premature one must not look abnormal in shape.
+
+    Parameters
+    ----------
+    record : str
+        The record's name (for messages).
+    inputs : dict
+        ``embedding``, ``beats`` and ``signal`` (its sampling rate only) of the record.
+    outputs : dict
+        ``model``: the ``model.pt`` to write.
+    p : TrainParams
+        The ``train.*`` config keys.
+    backend : Backend
+        Where to compute (:func:`beatflow.backend.select_backend`).
+
+    Raises
+    ------
+    BeatflowError
+        When the embedding has fewer than 4 rows or disagrees with ``beats.parquet``, or training runs out of
+        GPU memory at batch size 1.
+    """
     import torch
 
     from beatflow.backend import torch_device
     from beatflow.errors import BeatflowError
     from beatflow.io import arrays
-    from beatflow.io.tables import read_frame
+    from beatflow.io.tables import read_frame, signal_info
     from beatflow.learn.model import fill_tail, row_template, save_model, split_indices
 
     t0 = time.perf_counter()
+    embedding_path, fs = inputs["embedding"], signal_info(inputs["signal"])[0]
     device = torch_device(backend)
     rows = arrays.load(embedding_path, backend.gpu)
     if rows.ndim != 3 or rows.shape[0] < 4:
         raise BeatflowError(f"need at least 4 embedded beats [beats, channels, L], got shape {rows.shape}",
                             record=record, path=str(embedding_path))
-    beats = read_frame(beats_path, columns=["peak", "start", "length", "kept"])
+    beats = read_frame(inputs["beats"], columns=["peak", "start", "length", "kept"])
     lengths = kept_lengths(beats, rows, record, embedding_path)
     train_rows, _ = split_indices(rows.shape[0], p.train_fraction, p.seed)
     pick = torch.as_tensor(train_rows, device=device)
@@ -198,7 +222,7 @@ def train(record: str, embedding_path, beats_path, model_path, p: TrainParams, b
     model, history = fit(fill_tail(x, x_lengths, template), p, device, stretch_pivot(beats, fs))
     model.template.copy_(template)
     hparams = {"channels": int(x.shape[1]), "length": int(x.shape[2]), **vars(p)}
-    save_model(model, hparams, history, model_path)
+    save_model(model, hparams, history, outputs["model"])
 
 
 def stretch_pivot(beats, fs: float) -> int:

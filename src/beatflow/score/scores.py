@@ -10,9 +10,7 @@ the local RR spread in an irregular rhythm, :func:`rhythm_ratio`), and below 1 t
 Morphology (:mod:`beatflow.score.morphology`) is where a beat's VAE latent mean (of its row with the padding filled
 from the model's row template) lies relative to the training beats, over a chi-square threshold fitted to
 them; the row is judged at its closest T-wave alignment, and the beat after an anomalous one with its head
-(the previous beat's spill) from the template. The VAE's reconstruction error, the seed's score, ranked rare
-abnormal shapes below noisy normal beats (measured: AUROC 0.89 against 1.00 on a 2 h record with 1 %
-aberrant beats, docs/design.md).
+(the previous beat's spill) from the template.
 
 Each beat also gets an AAMI class and a morphology family (:mod:`beatflow.score.classes`), from the same latent
 means, the rows' QRS complexes and the same timing (:func:`timing`). ``anomaly`` is ``score > 1``, or a class
@@ -40,14 +38,16 @@ TYPICAL_SHARE = 0.5  # typical beats: the more typical half by shape (ectopic be
 
 @dataclass(frozen=True)
 class ScoreParams(FromConfig):
-    """``score.*`` config keys."""
+    """``score.*`` config keys. Each key's meaning and default: the config schema."""
 
-    quantile: float = 0.999
-    premature: float = 0.8  # RR below 80 % of the local reference: premature (when the rhythm is regular)
-    pause: float = 1.8  # RR above 180 % of the local reference: pause (when the rhythm is regular)
-    rr_window: int = 9  # intervals in each reference RR estimate (surrounding; nearest typical)
-    spread_window: int = 31  # typical-shape intervals in the local RR spread (irregular rhythm: atrial fibrillation)
-    batch_size: int = 4096
+    SECTION = "score"
+
+    quantile: float
+    premature: float
+    pause: float
+    rr_window: int
+    spread_window: int
+    batch_size: int
 
 
 @dataclass(frozen=True)
@@ -175,15 +175,37 @@ def score_table(beats, fs: float, morph_ratio: np.ndarray, rhythm: np.ndarray, s
         "class": np.asarray(beat_class).astype(str), "family": np.asarray(family, dtype=np.int64)})
 
 
-def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> None:
-    """Score one record: ``paths`` has ``signal``, ``beats``, ``embedding``, ``model``, ``scores``, ``latent``."""
+def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> None:
+    """Score one record's beats and write ``scores.parquet`` and ``latent.parquet``.
+
+    The train/test split is the one ``model.pt`` was trained on (its ``train_fraction`` and ``seed``), the
+    pruning bounds those ``beats.parquet`` was made with (its metadata).
+
+    Parameters
+    ----------
+    record : str
+        The record's name (for messages).
+    inputs : dict
+        ``signal``, ``beats``, ``embedding`` and ``model`` of the record.
+    outputs : dict
+        ``scores`` and ``latent``: the files to write.
+    p : ScoreParams
+        The ``score.*`` config keys.
+    backend : Backend
+        Where to compute (:func:`beatflow.backend.select_backend`).
+
+    Raises
+    ------
+    BeatflowError
+        When the embedding disagrees with the model or with ``beats.parquet``, or a file is unreadable.
+    """
     import pandas as pd
     import torch
 
     from beatflow.backend import torch_device
     from beatflow.errors import BeatflowError
     from beatflow.io import arrays
-    from beatflow.io.tables import read_frame, signal_info, write_frame
+    from beatflow.io.tables import beats_parameters, read_frame, signal_info, write_frame
     from beatflow.learn.model import load_model, peak_offset, split_indices
     from beatflow.learn.train import as_tensor, kept_lengths, stretch_pivot
     from beatflow.score.classes import classify
@@ -194,26 +216,27 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
         rows_after_anomalies,
     )
 
-    fs, _ = signal_info(paths["signal"])
-    beats = read_frame(paths["beats"], columns=["beat", "peak", "start", "length", "kept"])
+    fs, _ = signal_info(inputs["signal"])
+    beats = read_frame(inputs["beats"], columns=["beat", "peak", "start", "length", "kept"])
+    bounds = beats_parameters(inputs["beats"])
     device = torch_device(backend)
-    model, hparams = load_model(paths["model"], device)
-    rows = arrays.load(paths["embedding"], backend.gpu)
-    lengths = torch.as_tensor(kept_lengths(beats, rows, record, paths["embedding"]), device=device)
+    model, hparams = load_model(inputs["model"], device)
+    rows = arrays.load(inputs["embedding"], backend.gpu)
+    lengths = torch.as_tensor(kept_lengths(beats, rows, record, inputs["embedding"]), device=device)
     if tuple(rows.shape[1:]) != (hparams["channels"], hparams["length"]):
         raise BeatflowError(f"embedding {tuple(rows.shape)} does not match the model "
                             f"({hparams['channels']} channels x {hparams['length']} samples)", record=record,
-                            path=str(paths["embedding"]))
+                            path=str(inputs["embedding"]))
     x = model.complete(as_tensor(rows, backend, device), lengths)
-    train_rows, test_rows = split_indices(len(x), train_p.train_fraction, train_p.seed)
+    train_rows, test_rows = split_indices(len(x), hparams["train_fraction"], hparams["seed"])
     split = np.full(len(x), "test", dtype=object)
     split[train_rows] = "train"
-    judge = Morphology(model, stretch_pivot(beats, fs), alignments(hparams.get("warp", 0.0)), p.batch_size)
+    judge = Morphology(model, stretch_pivot(beats, fs), alignments(hparams["warp"]), p.batch_size)
     latents = judge.latents(x)
     morph, latent = judge.fit(latents, train_rows, p.quantile).ratio(latents)
     kept, peaks = beats.kept.to_numpy(), beats.peak.to_numpy()
     parts = timing(peaks, p, per_beat(morph, kept))
-    rhythm = rhythm_ratio(peaks, fs, seg.min_rr_s, seg.max_rr_s, p, parts=parts)
+    rhythm = rhythm_ratio(peaks, fs, bounds["min_rr_s"], bounds["max_rr_s"], p, parts=parts)
     after = rows_after_anomalies(combined(morph, rhythm, kept)[1] > 1, kept)
     if after.size:
         end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
@@ -222,12 +245,12 @@ def score(record: str, paths: dict, seg, train_p, p: ScoreParams, backend) -> No
     beat_class, family = classify(peaks, kept, x, model.scale, peak_offset(beats), fs, latent_z,
                                   morph <= np.median(morph), parts)
     table = score_table(beats, fs, morph, rhythm, split, beat_class, family)
-    write_frame(table, paths["scores"], {"backend": backend.name, "device": backend.detail})
+    write_frame(table, outputs["scores"], {"backend": backend.name, "device": backend.detail})
     test_beats = beats.beat.to_numpy()[kept][test_rows]
     latent_table = pd.DataFrame({"beat": test_beats,
                                  **{f"z{i}": latent[test_rows, i] for i in range(latent.shape[1])},
                                  "score": table.score.to_numpy()[test_beats]})
-    write_frame(latent_table, paths["latent"])
+    write_frame(latent_table, outputs["latent"])
     counts = table[table.anomaly].reason.value_counts().to_dict()
     log.info("score %s: classes %s, %d families", record, table["class"].value_counts().to_dict(),
              int(table.family.max()) + 1)
