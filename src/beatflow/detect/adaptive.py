@@ -11,10 +11,9 @@ is a beat when it reaches ``THR = NPK + THRESHOLD_FRACTION × (SPK − NPK)`` (t
 * *T-wave discrimination*: when it is within ``T_WAVE_S`` (360 ms) of the previous beat, its maximum slope is
   at least ``T_SLOPE`` (half) that of the previous beat (a T wave rises slowly) or its envelope is larger than
   the previous beat's. The second clause is ours: a slow peak larger than the QRS before it, that soon, is a
-  wide premature (ventricular) complex, not its T wave (without it the synthetic suite's 180 bpm and 250 ms
-  coupling records lost 3.6 and 2.9 % of their beats, all ventricular or bundle-branch; DS1 unchanged).
-  A peak taken for a T wave is the heart's, not noise, so it does not update ``NPK`` (in MIT-BIH 114's first
-  lead, V5, T waves larger than the QRS otherwise lifted the threshold over the QRS complexes: 48 missed).
+  wide premature (ventricular) complex, not its T wave. A peak taken for a T wave is the heart's, not noise,
+  so it does not update ``NPK`` (T waves larger than the QRS would otherwise lift the threshold over the QRS
+  complexes).
 
 *Search-back*: when no beat has come for ``SEARCH_BACK_RR`` (1.66) × the mean of the last ``RR_AVERAGE`` (8)
 intervals, the largest peak since the previous beat that reaches ``THR / 2`` and passes the refractory and

@@ -64,7 +64,7 @@ def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, fl
     """Lead name → 1-D float32 array (numpy, or cupy on the GPU after one host-to-device copy) and ``fs``.
 
     pyarrow reads on both backends: a stage that needs nothing else of cuDF does not pay its import, which
-    costs more than the copy of a 20 h lead (72 MB; docs/design.md, Performance)."""
+    costs more than the copy of a long lead (docs/design.md, Performance)."""
     fs, names = signal_info(path)
     leads = names if leads is None else leads
     try:

@@ -1,8 +1,8 @@
 """Adam for train: the update of ``torch.optim.Adam`` (no weight decay, no AMSGrad; tested against it).
 
-Written here because constructing any ``torch.optim`` optimiser imports TorchDynamo: 3.6 s of a fresh train
-process on the GPU host and 1.4 s on a laptop, more than the 20 epochs it serves take on the GPU (1.3 s). All
-state lives on the parameters' device, the step count included, so a step can be recorded in a CUDA graph.
+Written here because constructing any ``torch.optim`` optimiser imports TorchDynamo, which costs a fresh
+train process more than its training. All state lives on the parameters' device, the step count included, so
+a step can be recorded in a CUDA graph.
 """
 
 from __future__ import annotations
