@@ -23,8 +23,8 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
 - Pauses: every analysable RR interval ≥ 2.0 s; with the signal at hand, not one that holds a missed beat:
   on the first lead band-passed 5–20 Hz (the QRS band), the largest absolute value inside the interval (from
   250 ms after its first beat to 250 ms before its last) reaches :data:`PAUSE_QRS_RATIO` of the flanking R
-  waves' (DS1 from beatflow's detected beats: annotated pauses 0.05–0.15, pauses made by a missed beat
-  0.62–2.1). ``notes`` counts those left out.
+  waves' (the threshold lies between the ratios of annotated pauses and of pauses made by a missed beat:
+  ``docs/experiments.md``). ``notes`` counts those left out.
 - AF: episodes from :func:`beatflow.holter.af.detect_af` (or given), ``burden`` = AF time within the analysed
   time / ``analysed_s``.
 - HRV over analysable NN intervals (both beats N) within 20 % of the median of the 11 NN intervals around
@@ -186,7 +186,7 @@ def nn_intervals(time_s, classes, valid) -> np.ndarray:
     """Mask of the RR intervals that count as NN: analysable, both beats N, and within :data:`NN_EDIT` (20 %)
     of the median of the :data:`NN_EDIT_WINDOW` NN intervals around them (the classic 20 % editing rule of
     Holter HRV: a missed or a false beat between two N beats would otherwise enter as one interval of double
-    or half length — one such interval moved SDNN of MIT-BIH 116 by 700 %)."""
+    or half length, and a single such interval can move SDNN several-fold)."""
     n = classes == "N"
     nn = valid & n[:-1] & n[1:]
     idx = np.flatnonzero(nn)
@@ -252,33 +252,28 @@ def missed_beat_ratio(x: np.ndarray, fs: float, a: float, b: float) -> float:
 
 # ---------------------------------------------------------------- the summary
 
-def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded=(), af_episodes=None,
-                       signal=None) -> dict:
-    """The ``holter.json`` dict from beat times (seconds from the record's start) and AAMI classes.
-
-    ``excluded``: ``[(start_s, end_s), …]`` stretches not analysed (beyond those found here). ``af_episodes``:
-    ``[(start_s, end_s), …]`` to use instead of detecting AF (the reference summary passes its rhythm
-    annotations). ``signal``: a callable returning ``(first lead as a numpy array, fs)``, for the AF detector's
-    P-wave check (called only when there is an episode to check)."""
+def _sorted_beats(record: str, time_s, classes, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Beat times and classes as arrays in time order; a class outside :data:`CLASSES` becomes ``Q`` (noted)."""
     t = np.asarray(time_s, dtype=np.float64)
     c = np.asarray(classes).astype(str)
     if len(t) != len(c):
         raise ValueError(f"record {record!r}: {len(t)} beat times but {len(c)} classes")
     order = np.argsort(t, kind="stable")
     t, c = t[order], c[order]
-    duration_s = float(duration_s)
-    notes: list[str] = []
     unknown = sorted(set(c.tolist()) - set(CLASSES))
     if unknown:
         notes.append(f"beats of unknown class {unknown} counted as Q (unclassifiable)")
         c = np.where(np.isin(c, CLASSES), c, "Q")
-    excluded = merge_intervals(excluded or [])
-    valid = analysable(t, c, excluded)
-    stretches = excluded_stretches(t, valid, duration_s, excluded)
-    analysed_s = max(0.0, duration_s - total_length(stretches, 0.0, duration_s))
-    rr = np.diff(t) if len(t) > 1 else np.zeros(0)
+    return t, c
 
-    # heart rate
+
+def _rated(minute: dict) -> bool:
+    """Whether a minute counts for the minimum and maximum heart rate (:data:`MINUTE_COVERAGE`)."""
+    return minute["bpm"] is not None and minute["covered_s"] >= MINUTE_COVERAGE * 60
+
+
+def heart_rate_section(t, valid, rr, duration_s: float, notes: list[str]) -> tuple[dict, list[dict]]:
+    """``holter.json``'s ``heart_rate`` and the minute table it comes from (:func:`minute_table`)."""
     if valid.any():
         mean_bpm = 60.0 / rr[valid].mean()
     else:
@@ -287,7 +282,7 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
     minutes = minute_table(t, valid, duration_s)
     if duration_s < 60:
         notes.append("record shorter than a minute: no per-minute rates, minimum or maximum heart rate")
-    eligible = [m for m in minutes if m["bpm"] is not None and m["covered_s"] >= MINUTE_COVERAGE * 60]
+    eligible = [m for m in minutes if _rated(m)]
     lo = min(eligible, key=lambda m: m["bpm"]) if eligible else None
     hi = max(eligible, key=lambda m: m["bpm"]) if eligible else None
     heart_rate = {"mean_bpm": _num(mean_bpm, 1),
@@ -295,8 +290,12 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
                   "max_bpm": _num(hi["bpm"], 1) if hi else None, "max_at_s": hi["start_s"] if hi else None,
                   "minutes": [{"start_s": m["start_s"], "bpm": _num(m["bpm"], 1), "min_bpm": _num(m["min_bpm"], 1),
                                "max_bpm": _num(m["max_bpm"], 1)} for m in minutes]}
+    return heart_rate, minutes
 
-    # pauses
+
+def pauses_section(t, rr, valid, signal, notes: list[str]) -> list[dict]:
+    """``holter.json``'s ``pauses``: analysable intervals of :data:`PAUSE_S` or more, less those that hold a
+    missed beat (:func:`missed_beat_ratio`, when ``signal`` is given)."""
     pause_idx = np.flatnonzero(valid & (rr >= PAUSE_S))
     if signal is not None and len(pause_idx):
         holds_beat = np.array([missed_beat_ratio(*signal(), t[i], t[i + 1]) >= PAUSE_QRS_RATIO for i in pause_idx])
@@ -304,21 +303,27 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
             notes.append(f"{int(holds_beat.sum())} RR intervals of 2 s or more hold a QRS-like wave (a missed beat): "
                          "not counted as pauses")
         pause_idx = pause_idx[~holds_beat]
-    pauses = [{"start_s": _num(t[i], 3), "duration_s": _num(rr[i], 3)} for i in pause_idx]
+    return [{"start_s": _num(t[i], 3), "duration_s": _num(rr[i], 3)} for i in pause_idx]
 
-    # AF
+
+def af_section(t, c, valid, duration_s: float, af_episodes, stretches, analysed_s: float, signal,
+               notes: list[str]) -> dict:
+    """``holter.json``'s ``af``: the episodes (detected by :func:`beatflow.holter.af.detect_af` unless given)
+    and the burden over the analysed time."""
     if af_episodes is None:
         af_episodes = af_module.detect_af(t, c, valid, signal=signal)
     episodes = merge_intervals([(max(0.0, s), min(duration_s, e)) for s, e in af_episodes])
     af_s = total_length(episodes, 0.0, duration_s) - overlap_length(episodes, stretches)
     if af_s > 0 and analysed_s > 0 and af_s >= 0.9 * analysed_s:
         notes.append("atrial fibrillation all through: HRV is not sinus-rhythm HRV")
-    af = {"episodes": [{"start_s": _num(s, 3), "end_s": _num(e, 3)} for s, e in episodes],
-          "burden": _num(af_s / analysed_s, 4) if analysed_s > 0 else None}
+    return {"episodes": [{"start_s": _num(s, 3), "end_s": _num(e, 3)} for s, e in episodes],
+            "burden": _num(af_s / analysed_s, 4) if analysed_s > 0 else None}
 
-    # ectopy
-    # beats inside a given excluded stretch (e.g. ventricular flutter) neither form nor break up runs there:
-    # they take a class of their own ("-") that no run, couplet or cycle matches
+
+def ectopy_sections(t, c, excluded) -> tuple[dict, dict]:
+    """``holter.json``'s ``ventricular`` (with bigeminy and trigeminy) and ``supraventricular``. Beats inside
+    an excluded stretch (e.g. ventricular flutter) neither form nor break up runs there: they take a class of
+    their own (``-``) that no run, couplet or cycle matches."""
     inside = np.zeros(len(t), dtype=bool)
     for s0, e0 in excluded:
         inside |= (t >= s0) & (t < e0)
@@ -326,9 +331,12 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
     ventricular = class_runs(t, ce, "V")
     ventricular["bigeminy_s"] = _num(cycles_time(t, ce, ("N", "V")), 1)
     ventricular["trigeminy_s"] = _num(cycles_time(t, ce, ("N", "N", "V")), 1)
-    supraventricular = class_runs(t, ce, "S")
+    return ventricular, class_runs(t, ce, "S")
 
-    # hourly
+
+def hourly_table(t, c, rr, valid, minutes: list[dict], pauses: list[dict], duration_s: float,
+                 notes: list[str]) -> list[dict]:
+    """``holter.json``'s ``hourly``: one row per clock hour from the start (the last one may be partial)."""
     hourly = []
     n_hours = int(np.ceil(duration_s / 3600.0)) if duration_s > 0 else 0
     if 0 < duration_s < 3600:
@@ -338,14 +346,57 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
         h0, h1 = 3600.0 * h, 3600.0 * (h + 1)
         in_hour = (t >= h0) & (t < h1)
         rr_h = rr[valid & (end_t >= h0) & (end_t < h1)] if len(rr) else rr
-        mins = [m["bpm"] for m in minutes if h0 <= m["start_s"] < h1 and m["bpm"] is not None
-                and m["covered_s"] >= MINUTE_COVERAGE * 60]
+        mins = [m["bpm"] for m in minutes if h0 <= m["start_s"] < h1 and _rated(m)]
         hourly.append({"start_s": h0, "beats": int(in_hour.sum()),
                        "mean_bpm": _num(60.0 / rr_h.mean(), 1) if len(rr_h) else None,
                        "min_bpm": _num(min(mins), 1) if mins else None, "max_bpm": _num(max(mins), 1) if mins else None,
                        "V": int((in_hour & (c == "V")).sum()), "S": int((in_hour & (c == "S")).sum()),
                        "pauses": int(sum(h0 <= p["start_s"] < h1 for p in pauses))})
+    return hourly
 
+
+def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded=(), af_episodes=None,
+                       signal=None) -> dict:
+    """The ``holter.json`` dict from beat times and AAMI classes (the module docstring defines each figure).
+
+    Parameters
+    ----------
+    record : str
+        The record's name, kept in the summary and in error messages.
+    time_s : array_like of float
+        Beat times, seconds from the record's start (any order: they are sorted).
+    classes : array_like of str
+        Each beat's AAMI class (``N``, ``S``, ``V``, ``F``, ``Q``; another value counts as ``Q``, noted), as
+        many as ``time_s`` (a ValueError otherwise).
+    duration_s : float
+        The record's duration in seconds.
+    excluded : sequence of (float, float), optional
+        ``[(start_s, end_s), …]`` stretches not analysed, beyond those found here.
+    af_episodes : sequence of (float, float), optional
+        AF episodes to use instead of detecting them (the reference summary passes its rhythm annotations).
+    signal : callable, optional
+        Returns ``(first lead as a numpy array, fs)``; for the pause check and the AF detector's P-wave check
+        (called only when there is a pause or an episode to check).
+
+    Returns
+    -------
+    dict
+        The summary: ``record``, ``duration_s``, ``analysed_s``, ``beats``, ``heart_rate``, ``hourly``,
+        ``ventricular``, ``supraventricular``, ``pauses``, ``af``, ``hrv`` and ``notes``.
+    """
+    notes: list[str] = []
+    t, c = _sorted_beats(record, time_s, classes, notes)
+    duration_s = float(duration_s)
+    excluded = merge_intervals(excluded or [])
+    valid = analysable(t, c, excluded)
+    stretches = excluded_stretches(t, valid, duration_s, excluded)
+    analysed_s = max(0.0, duration_s - total_length(stretches, 0.0, duration_s))
+    rr = np.diff(t) if len(t) > 1 else np.zeros(0)
+    heart_rate, minutes = heart_rate_section(t, valid, rr, duration_s, notes)
+    pauses = pauses_section(t, rr, valid, signal, notes)
+    af = af_section(t, c, valid, duration_s, af_episodes, stretches, analysed_s, signal, notes)
+    ventricular, supraventricular = ectopy_sections(t, c, excluded)
+    hourly = hourly_table(t, c, rr, valid, minutes, pauses, duration_s, notes)
     hrv_out = hrv(t, c, valid, duration_s)
     if len(t) and not (c == "N").any():
         notes.append("no N beats (paced or all ectopic): no HRV")
@@ -375,7 +426,7 @@ def read_beats(record: str, scores_path) -> tuple[np.ndarray, np.ndarray]:
         table = pq.ParquetFile(scores_path).read(columns=["time_s", "class"], use_pandas_metadata=False)
     except (pa.ArrowException, OSError) as exc:
         raise BeatflowError(f"cannot read table ({exc})", record=record, path=str(scores_path)) from exc
-    # to_pylist: pyarrow's to_numpy imports pandas (0.2 s cold), the lists cost ~10 ms for 100,000 beats
+    # to_pylist: pyarrow's to_numpy imports pandas, which the rule does not otherwise need
     time_s = np.array(table.column("time_s").to_pylist(), dtype=np.float64)
     classes = np.array([str(c) for c in table.column("class").to_pylist()], dtype=object).astype(str)
     return time_s, classes
@@ -414,10 +465,33 @@ def first_lead(signal_path):
 
 
 def summarise(record: str, scores_path, signal_path, excluded=()) -> dict:
-    """The Holter summary of a record from the workflow's ``scores.parquet`` and ``signal.parquet`` (its first
-    lead is read only when an AF episode or a pause is to be checked). ``excluded``: ``[(start_s, end_s), …]``
-    not analysed — none in the workflow; the evaluation passes the reference's ventricular flutter/fibrillation
-    episodes, which EC57 leaves out and the reference summary does not analyse."""
+    """The Holter summary of a record from the workflow's ``scores.parquet`` and ``signal.parquet``.
+
+    The first lead of the signal is read only when an AF episode or a pause is to be checked.
+
+    Parameters
+    ----------
+    record : str
+        The record's name.
+    scores_path : path-like
+        ``scores.parquet``, with the columns ``time_s`` and ``class``.
+    signal_path : path-like
+        ``signal.parquet``: the duration from its footer, the first lead for the checks.
+    excluded : sequence of (float, float), optional
+        ``[(start_s, end_s), …]`` not analysed: none in the workflow; the evaluation passes the reference's
+        ventricular flutter/fibrillation episodes, which EC57 leaves out and the reference summary does not
+        analyse.
+
+    Returns
+    -------
+    dict
+        The ``holter.json`` dict (:func:`summary_from_beats`).
+
+    Raises
+    ------
+    beatflow.errors.BeatflowError
+        When ``scores.parquet`` cannot be read or lacks a column.
+    """
     time_s, classes = read_beats(record, scores_path)
     return summary_from_beats(record, time_s, classes, record_duration_s(signal_path), excluded=excluded,
                               signal=first_lead(signal_path))
@@ -432,7 +506,22 @@ def write_json(summary: dict, out_path) -> None:
 
 
 def write_holter(record: str, scores_path, signal_path, out_path) -> dict:
-    """Compute the record's summary, write ``holter.json`` atomically and return it."""
+    """Rule ``holter``'s stage: compute the record's summary, write ``holter.json`` atomically and return it.
+
+    Parameters
+    ----------
+    record : str
+        The record's name.
+    scores_path, signal_path : path-like
+        The record's ``scores.parquet`` and ``signal.parquet`` (:func:`summarise`).
+    out_path : path-like
+        Where ``holter.json`` goes.
+
+    Returns
+    -------
+    dict
+        The summary written.
+    """
     summary = summarise(record, scores_path, signal_path)
     write_json(summary, out_path)
     return summary
