@@ -16,8 +16,7 @@ The detector, per RR interval ``r(n)`` (seconds):
 5. AF where the output exceeds η = 0.725.
 
 Published constants (the paper's, as a public re-implementation lists them: tabaraei/LTAF-detection), none
-per record; on DS1 from the reference beats without classes these stages alone give AF duration Se 98.3 % /
-+P 47.4 %, in line with the +P of 45–48 % published for good AFDB detectors on MIT-BIH. What beatflow adds:
+per record (how these stages alone fare on DS1: ``docs/experiments.md``). What beatflow adds:
 
 - beats classed ventricular (``V``) or fusion (``F``) are taken out before step 1: both intervals that touch
   such a beat are dropped and the series closes over them (a premature ventricular beat's morphology is
@@ -29,20 +28,17 @@ per record; on DS1 from the reference beats without classes these stages alone g
   episode (ESC guidelines; the detector's 8-beat window otherwise fires on brief runs of irregular ectopy);
 - and when the majority of its successive RR differences exceed 50 ms (pNN50 ≥ :data:`PNN50_MIN` = 0.5 over
   its intervals, ectopic ones left out): AF is irregular from beat to beat, while the 8-beat pairwise count
-  also fires on the slow respiratory modulation of a fast sinus rhythm (MIT-BIH 215: 71 s of sinus
-  tachycardia at I ≈ 0.75, pNN50 0.04; AF in 201 and 203: pNN50 0.78–0.80, 60-beat windows ≥ 0.60 in 99 %;
-  pNN50 is the RR feature that best separates AF, Akande et al., CinC 2023);
+  also fires on the slow respiratory modulation of a fast sinus rhythm (pNN50 is the RR feature that best
+  separates AF, Akande et al., CinC 2023);
 - and, when the signal is at hand, when its beats show no consistent P wave (:func:`p_wave_consistency` below
   :data:`P_WAVE_MAX` = 0.5): the mean correlation of each beat's stretch 300–80 ms before its R peak with their
   average, over the episode's beats that are not premature (RR at least the episode's median) and not classed
-  V, F or Q. Sinus beats share a P wave there; in AF the fibrillatory waves are not locked to the QRS. On the
-  DS1 records, every candidate episode of ≥ 10 s from the RR stages (with or without classes): AF 0.07–0.30,
-  not AF 0.70–0.96; the threshold is the middle of the gap. It is what stops ectopy that the classes missed
-  from reading as AF (DS1 with a fifth of the V beats called N: 927 s of false AF without it, 0 with it).
+  V, F or Q. Sinus beats share a P wave there; in AF the fibrillatory waves are not locked to the QRS. The
+  threshold lies in the gap between the values of AF and of other candidate episodes; the check is what
+  stops ectopy that the classes missed from reading as AF (``docs/experiments.md``).
   An accepted episode's edges are then trimmed, :data:`P_TRIM_BEATS` = 30 beats at a time, while such an
-  edge window's consistency reaches :data:`P_TRIM` = 0.7 (the lowest whole-episode value without AF; 30-beat
-  windows inside AF on DS1 reach 0.53): the zero-phase smoothing carries the RR stages' decision some 20
-  beats into the sinus rhythm on either side.
+  edge window's consistency reaches :data:`P_TRIM` = 0.7 (above what edge windows inside AF reach): the
+  zero-phase smoothing carries the RR stages' decision some beats into the sinus rhythm on either side.
 """
 
 from __future__ import annotations
@@ -77,7 +73,7 @@ def median3(r: np.ndarray) -> np.ndarray:
 def exponential_average(x: np.ndarray, alpha: float = ALPHA, block: int = 256) -> np.ndarray:
     """``y(n) = (1-α) y(n-1) + α x(n)`` started at ``y(-1) = x(0)``, in numpy: within blocks of ``block`` samples
     a scaled cumulative sum (``(1-α)^-block`` stays small: 176 for α = 0.02), across blocks a short loop. Equal
-    to ``scipy.signal.lfilter`` to rounding, without importing scipy.signal (1 s on a cold 2-core machine)."""
+    to ``scipy.signal.lfilter`` to rounding, without importing scipy.signal (slow to import)."""
     x = np.asarray(x, dtype=np.float64)
     n = len(x)
     if n == 0:
@@ -144,13 +140,33 @@ def detector_output(r: np.ndarray) -> np.ndarray:
 def detect_af(time_s: np.ndarray, classes: np.ndarray | None = None, valid: np.ndarray | None = None,
               min_episode_s: float = MIN_EPISODE_S, ectopic=ECTOPIC,
               pnn50_min: float = PNN50_MIN, signal=None) -> list[tuple[float, float]]:
-    """AF episodes ``[(start_s, end_s), …]`` from beat times (seconds, increasing) and their classes.
+    """AF episodes from beat times and their classes (see the module docstring).
 
-    ``valid[i]`` says whether the interval from beat i to beat i+1 can be analysed (default: all); the series is
-    cut at the others. Intervals touching a beat of a class in ``ectopic`` are left out of the series.
-    ``min_episode_s`` and ``pnn50_min`` are the episode gates (0 turns each off, for ablation). ``signal``: a
-    callable returning ``(x, fs)``, one lead as a numpy array, called only when an episode is to be checked for
-    P waves (so that a record without candidate episodes reads no signal); None skips the P-wave check."""
+    Parameters
+    ----------
+    time_s : numpy.ndarray
+        Beat times in seconds, increasing.
+    classes : numpy.ndarray of str, optional
+        Each beat's AAMI class; intervals touching a beat of a class in ``ectopic`` leave the RR series.
+        None: no beat is left out.
+    valid : numpy.ndarray of bool, optional
+        ``valid[i]``: whether the interval from beat i to beat i+1 can be analysed (default: all); the series
+        is cut at the others.
+    min_episode_s : float, optional
+        Shortest episode kept (0 turns the gate off, for ablation).
+    ectopic : sequence of str, optional
+        The classes whose intervals leave the series.
+    pnn50_min : float, optional
+        Share of successive RR differences over 50 ms an episode must reach (0 turns the gate off).
+    signal : callable, optional
+        Returns ``(x, fs)``, one lead as a numpy array; called only when an episode is to be checked for P
+        waves (so that a record without candidate episodes reads no signal). None skips the P-wave check.
+
+    Returns
+    -------
+    list of (float, float)
+        The episodes ``[(start_s, end_s), …]``, from the time of their first beat to that of their last.
+    """
     t = np.asarray(time_s, dtype=np.float64)
     n_rr = max(len(t) - 1, 0)
     if n_rr == 0:
@@ -160,9 +176,21 @@ def detect_af(time_s: np.ndarray, classes: np.ndarray | None = None, valid: np.n
     if classes is not None and len(ectopic):
         ect = np.isin(np.asarray(classes).astype(str), list(ectopic))
         keep &= ~(ect[:-1] | ect[1:])
-    # stretches: runs of intervals not cut by an invalid one; ectopic intervals inside are skipped over
+    flags, jump = rr_flags(t, ok, keep)
+    episodes = gated_episodes(t, flags, jump, min_episode_s, pnn50_min)
+    if signal is not None and episodes:
+        episodes = p_wave_check(t, classes, episodes, signal, min_episode_s)
+    return [(float(t[s]), float(t[e])) for s, e in episodes]
+
+
+def rr_flags(t: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The RR stages over each stretch of intervals not cut by one that is not ``ok`` (the ectopic intervals
+    inside, not ``keep``, skipped over): per interval, ``flags`` (AF by the detector's output; a run over kept
+    intervals covers the skipped ones between them) and ``jump`` (1 where the interval differs by more than
+    50 ms from the kept one before it, NaN where not compared)."""
+    n_rr = len(ok)
     flags = np.zeros(n_rr, dtype=bool)
-    jump = np.full(n_rr, np.nan)  # 1 where an interval differs by > 50 ms from the kept one before it
+    jump = np.full(n_rr, np.nan)
     cuts = np.flatnonzero(~ok)
     bounds = np.concatenate([[-1], cuts, [n_rr]])
     for lo, hi in zip(bounds[:-1] + 1, bounds[1:], strict=True):
@@ -173,36 +201,53 @@ def detect_af(time_s: np.ndarray, classes: np.ndarray | None = None, valid: np.n
         jump[idx[1:]] = np.abs(np.diff(r)) > 0.05
         af = detector_output(r) > ETA
         flags_in = np.zeros(hi - lo, dtype=bool)
-        # an AF run over kept intervals covers the skipped ectopic intervals between them
         starts, ends = _runs(af)
         for s, e in zip(starts, ends, strict=True):
             flags_in[idx[s] - lo: idx[e - 1] - lo + 1] = True
         flags[lo:hi] = flags_in
+    return flags, jump
+
+
+def gated_episodes(t: np.ndarray, flags: np.ndarray, jump: np.ndarray, min_episode_s: float,
+                   pnn50_min: float) -> list[tuple[int, int]]:
+    """The runs of ``flags`` as ``(first beat, last beat)`` that last ``min_episode_s`` and whose share of
+    ``jump`` reaches ``pnn50_min``."""
     starts, ends = _runs(flags)
     episodes = []
     for s, e in zip(starts, ends, strict=True):
         share = np.nanmean(jump[s:e]) if np.isfinite(jump[s:e]).any() else 0.0
         if t[e] - t[s] >= min_episode_s and share >= pnn50_min:
             episodes.append((s, e))
-    if signal is not None and episodes:
-        x, fs = signal()
-        supra = np.ones(len(t), dtype=bool) if classes is None else \
-            ~np.isin(np.asarray(classes).astype(str), ["V", "F", "Q"])
-        kept = []
-        for s, e in episodes:
-            if _p_wave(x, fs, t, supra, s, e, P_MIN_BEATS, None) >= P_WAVE_MAX:
-                continue
-            # trim edge windows that show P waves (sinus rhythm the smoothing carried into the episode)
-            while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, s, s + P_TRIM_BEATS, P_TRIM_MIN_BEATS,
-                                                   0.0) >= P_TRIM:
-                s += P_TRIM_BEATS
-            while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, e - P_TRIM_BEATS, e, P_TRIM_MIN_BEATS,
-                                                   0.0) >= P_TRIM:
-                e -= P_TRIM_BEATS
-            if t[e] - t[s] >= min_episode_s:
-                kept.append((s, e))
-        episodes = kept
-    return [(float(t[s]), float(t[e])) for s, e in episodes]
+    return episodes
+
+
+def p_wave_check(t: np.ndarray, classes, episodes: list[tuple[int, int]], signal,
+                 min_episode_s: float) -> list[tuple[int, int]]:
+    """The episodes whose beats show no consistent P wave (below :data:`P_WAVE_MAX`), their edges trimmed
+    (:func:`_trim_edges`), that still last ``min_episode_s``."""
+    x, fs = signal()
+    supra = np.ones(len(t), dtype=bool) if classes is None else \
+        ~np.isin(np.asarray(classes).astype(str), ["V", "F", "Q"])
+    kept = []
+    for s, e in episodes:
+        if _p_wave(x, fs, t, supra, s, e, P_MIN_BEATS, None) >= P_WAVE_MAX:
+            continue
+        s, e = _trim_edges(x, fs, t, supra, s, e)
+        if t[e] - t[s] >= min_episode_s:
+            kept.append((s, e))
+    return kept
+
+
+def _trim_edges(x, fs, t, supra, s: int, e: int) -> tuple[int, int]:
+    """Trim an episode's edge windows of :data:`P_TRIM_BEATS` beats while they show P waves (:data:`P_TRIM`):
+    sinus rhythm the smoothing carried into the episode."""
+    while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, s, s + P_TRIM_BEATS, P_TRIM_MIN_BEATS,
+                                           0.0) >= P_TRIM:
+        s += P_TRIM_BEATS
+    while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, e - P_TRIM_BEATS, e, P_TRIM_MIN_BEATS,
+                                           0.0) >= P_TRIM:
+        e -= P_TRIM_BEATS
+    return s, e
 
 
 def _p_wave(x, fs, t, supra, s: int, e: int, min_beats: int, default) -> float:
@@ -224,7 +269,7 @@ def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beat
     """Mean correlation of each beat's pre-R stretch (:data:`P_WINDOW_S`) with the stretches' average; None
     with fewer than :data:`P_MIN_BEATS` beats. At most :data:`P_MAX_BEATS` beats, evenly spread, each read as
     1.5 s before to 0.5 s after its R peak and band-passed 0.5–40 Hz (2nd-order Butterworth, zero phase): the
-    cost does not grow with the episode (the whole-extent filter gave the same values on DS1 within 0.04)."""
+    cost does not grow with the episode."""
     from scipy.signal import butter, sosfiltfilt
 
     lo, hi = int(round(P_WINDOW_S[0] * fs)), int(round(P_WINDOW_S[1] * fs))
