@@ -58,7 +58,35 @@ def _spans(items) -> list[tuple[float, float]]:
 
 
 def agreement(output: dict, reference: dict) -> dict:
-    """Each figure of the output summary against the reference summary (see the module docstring)."""
+    """Each figure of the output summary against the reference summary (see the module docstring).
+
+    Parameters
+    ----------
+    output, reference : dict
+        Two ``holter.json`` dicts of one record.
+
+    Returns
+    -------
+    dict
+        ``record``, ``heart_rate``, ``ventricular``, ``supraventricular``, ``af``, ``pauses`` and ``hrv``, each
+        with its counts and ratios.
+    """
+    ectopy = {kind: ectopy_agreement(output[kind], reference[kind], kind == "ventricular")
+              for kind in ("ventricular", "supraventricular")}
+    p_o = [(p["start_s"], p["start_s"] + p["duration_s"]) for p in output["pauses"]]
+    p_r = [(p["start_s"], p["start_s"] + p["duration_s"]) for p in reference["pauses"]]
+    hrv = {}
+    for key in HRV_KEYS:
+        o, r = output["hrv"][key], reference["hrv"][key]
+        hrv[key] = {"reference": r, "output": o,
+                    "relative_error": None if o is None or r is None or r == 0 else round((o - r) / r, 4)}
+    return {"record": output.get("record"), "heart_rate": heart_rate_agreement(output, reference), **ectopy,
+            "af": af_agreement(output["af"], reference["af"]), "pauses": match_figures(p_o, p_r), "hrv": hrv}
+
+
+def heart_rate_agreement(output: dict, reference: dict) -> dict:
+    """The mean rate's error and the minutes (rated in both) whose rates agree within
+    :data:`MINUTE_TOLERANCE_BPM`."""
     hr_o, hr_r = output["heart_rate"], reference["heart_rate"]
     mean_err = (hr_o["mean_bpm"] - hr_r["mean_bpm"]
                 if hr_o["mean_bpm"] is not None and hr_r["mean_bpm"] is not None else None)
@@ -66,46 +94,48 @@ def agreement(output: dict, reference: dict) -> dict:
     pairs = [(m["bpm"], ref_min[m["start_s"]]) for m in hr_o["minutes"]
              if m["bpm"] is not None and m["start_s"] in ref_min]
     within = sum(abs(o - r) <= MINUTE_TOLERANCE_BPM for o, r in pairs)
-    heart_rate = {"mean_bpm_error": None if mean_err is None else round(mean_err, 2),
-                  "minutes": len(pairs), "minutes_within": within, "minutes_within_share": ratio(within, len(pairs))}
+    return {"mean_bpm_error": None if mean_err is None else round(mean_err, 2),
+            "minutes": len(pairs), "minutes_within": within, "minutes_within_share": ratio(within, len(pairs))}
 
-    ectopy = {}
-    for kind in ("ventricular", "supraventricular"):
-        o, r = output[kind], reference[kind]
-        ectopy[kind] = {"runs": match_figures(_spans(o["runs"]), _spans(r["runs"])),
-                        "couplets": match_figures(_spans(o.get("couplets_list", [])),
-                                                  _spans(r.get("couplets_list", []))),
-                        "isolated": {"reference": r["isolated"], "output": o["isolated"]}}
-        if kind == "ventricular":
-            for key in ("bigeminy_s", "trigeminy_s"):
-                ectopy[kind][key] = {"reference": r[key], "output": o[key]}
 
-    af_o = merge_intervals(_spans(output["af"]["episodes"]))
-    af_r = merge_intervals(_spans(reference["af"]["episodes"]))
+def ectopy_agreement(o: dict, r: dict, ventricular: bool) -> dict:
+    """Runs and couplets matched by overlap, isolated beats counted (and bigeminy, trigeminy time when
+    ``ventricular``), of one class's part of the output (``o``) and reference (``r``) summaries."""
+    out = {"runs": match_figures(_spans(o["runs"]), _spans(r["runs"])),
+           "couplets": match_figures(_spans(o.get("couplets_list", [])), _spans(r.get("couplets_list", []))),
+           "isolated": {"reference": r["isolated"], "output": o["isolated"]}}
+    if ventricular:
+        for key in ("bigeminy_s", "trigeminy_s"):
+            out[key] = {"reference": r[key], "output": o[key]}
+    return out
+
+
+def af_agreement(af_out: dict, af_ref: dict) -> dict:
+    """AF episodes matched by overlap and AF time (``epicmp``-like), and both burdens."""
+    af_o = merge_intervals(_spans(af_out["episodes"]))
+    af_r = merge_intervals(_spans(af_ref["episodes"]))
     ov = overlap_length(af_o, af_r)
     t_o, t_r = total_length(af_o), total_length(af_r)
-    af = {**match_figures(af_o, af_r, 0.0), "reference_s": round(t_r, 2), "output_s": round(t_o, 2),
-          "overlap_s": round(ov, 2), "false_s": round(t_o - ov, 2), "duration_se": ratio(ov, t_r),
-          "duration_ppv": ratio(ov, t_o), "burden": {"reference": reference["af"]["burden"],
-                                                     "output": output["af"]["burden"]}}
-
-    p_o = [(p["start_s"], p["start_s"] + p["duration_s"]) for p in output["pauses"]]
-    p_r = [(p["start_s"], p["start_s"] + p["duration_s"]) for p in reference["pauses"]]
-    pauses = match_figures(p_o, p_r)
-
-    hrv = {}
-    for key in HRV_KEYS:
-        o, r = output["hrv"][key], reference["hrv"][key]
-        hrv[key] = {"reference": r, "output": o,
-                    "relative_error": None if o is None or r is None or r == 0 else round((o - r) / r, 4)}
-    return {"record": output.get("record"), "heart_rate": heart_rate, **ectopy, "af": af, "pauses": pauses,
-            "hrv": hrv}
+    return {**match_figures(af_o, af_r, 0.0), "reference_s": round(t_r, 2), "output_s": round(t_o, 2),
+            "overlap_s": round(ov, 2), "false_s": round(t_o - ov, 2), "duration_se": ratio(ov, t_r),
+            "duration_ppv": ratio(ov, t_o), "burden": {"reference": af_ref["burden"], "output": af_out["burden"]}}
 
 
 def gross(agreements: list[dict]) -> dict:
     """Figures over records: counts summed before dividing; HRV relative errors as medians of their absolute
     values; the mean-rate error's largest absolute value; AF time outside the reference's in records without
-    reference AF."""
+    reference AF.
+
+    Parameters
+    ----------
+    agreements : list of dict
+        :func:`agreement` of each record.
+
+    Returns
+    -------
+    dict
+        The gross figures, keyed as in :func:`agreement` (with ``records``).
+    """
     def summed(path):
         parts = [a for a in agreements]
         for key in path:
@@ -140,7 +170,22 @@ def holter_evaluation(record: str, scores_path, signal_path, atr_path) -> dict:
     """What ``evaluation.json`` gains under ``holter`` with WFDB truth: ``{"reference": the summary from the
     annotations, "agreement": agreement(output, reference)}``, the output summary recomputed with the
     reference's ventricular flutter/fibrillation episodes left out (as EC57 leaves them out, and as the
-    reference summary does; ``holter.json`` itself knows nothing of the annotations)."""
+    reference summary does; ``holter.json`` itself knows nothing of the annotations).
+
+    Parameters
+    ----------
+    record : str
+        The record's name.
+    scores_path, signal_path : path-like
+        The record's ``scores.parquet`` and ``signal.parquet``.
+    atr_path : path-like
+        The record's WFDB annotation file.
+
+    Returns
+    -------
+    dict
+        ``{"reference": dict, "agreement": dict}``.
+    """
     from beatflow.holter.reference import read_reference, reference_summary
     from beatflow.holter.summary import summarise
 

@@ -81,7 +81,19 @@ def _legend(plot, element) -> None:
 
 
 def write_heart_rate_figure(summary: dict, stem) -> None:
-    """Write ``stem.html`` and ``stem.png`` (atomically, as the report's other figures)."""
+    """Write the heart-rate trend as ``stem.html`` and ``stem.png`` (atomically, as the report's other figures).
+
+    Parameters
+    ----------
+    summary : dict
+        The record's ``holter.json``.
+    stem : path-like
+        The figure's path without its suffix.
+
+    Returns
+    -------
+    None
+    """
     from beatflow.report.plots import save
 
     save(heart_rate_plot(summary), Path(stem))

@@ -58,7 +58,26 @@ def read_reference(atr_path) -> dict:
 
 
 def reference_summary(atr_path, record: str | None = None) -> dict:
-    """The Holter summary computed from a WFDB annotation file (beats, AAMI classes, rhythm annotations)."""
+    """The Holter summary computed from a WFDB annotation file (beats, AAMI classes, rhythm annotations).
+
+    Parameters
+    ----------
+    atr_path : path-like
+        The annotation file (``dir/208.atr``); the record's header (``dir/208.hea``) gives fs and the duration.
+    record : str, optional
+        The record's name in the summary (default: the file's stem).
+
+    Returns
+    -------
+    dict
+        The ``holter.json`` dict (:func:`beatflow.holter.summary.summary_from_beats`), AF from the rhythm
+        annotations, ventricular flutter/fibrillation excluded from the analysed time.
+
+    Raises
+    ------
+    beatflow.errors.BeatflowError
+        When the annotations or the header cannot be read.
+    """
     ref = read_reference(atr_path)
     record = record or Path(atr_path).stem
     return summary_from_beats(record, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
