@@ -138,18 +138,20 @@ def evaluation_section(ev: dict) -> str:
     return "".join(out)
 
 
-def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | None = None) -> str:
-    """The page (see the module docstring) from the ``holter.json`` dict, the strips' events (``strips.json``'s
-    ``events``) and ``evaluation.json``."""
+def _page_head(s: dict) -> str:
+    """The page's HTML head, title and recording line."""
     dur, ana = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0
-    b, hr, af, h = s["beats"], s["heart_rate"], s["af"], s["hrv"]
-    out = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(s['record'])}: Holter report"
-           f"</title><style>{CSS}</style></head><body>",
-           f"<h1>Holter report — record {_e(s['record'])}</h1>",
-           f"<p class='sub'>Recorded {clock(dur)}, analysed {clock(ana)} ({_pct(ana / dur if dur else None)}). "
-           f"Times are from the start of the recording (hh:mm:ss).</p>"]
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(s['record'])}: Holter report"
+            f"</title><style>{CSS}</style></head><body>"
+            f"<h1>Holter report — record {_e(s['record'])}</h1>"
+            f"<p class='sub'>Recorded {clock(dur)}, analysed {clock(ana)} ({_pct(ana / dur if dur else None)}). "
+            f"Times are from the start of the recording (hh:mm:ss).</p>")
 
-    out.append("<div class='grid'><div><h2>Beats</h2>")
+
+def overview_section(s: dict) -> str:
+    """Beats by class, heart rate and HRV side by side, and the classes' legend."""
+    b, hr, h = s["beats"], s["heart_rate"], s["hrv"]
+    out = ["<div class='grid'><div><h2>Beats</h2>"]
     out.append(table(["class", "beats", "share"],
                      [[_cls(c), b[c], _pct(b[c] / b["total"] if b["total"] else None)]
                       for c in ("N", "S", "V", "F", "Q")]
@@ -168,52 +170,88 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
     out.append("</div></div>")
     out.append("<p class='note'>AAMI classes: N normal (and bundle-branch, escape), S supraventricular ectopic, "
                "V ventricular ectopic, F fusion, Q unclassifiable.</p>")
+    return "".join(out)
 
-    out.append("<h2>Ectopy</h2>" + ectopy_table(s))
+
+def ectopy_section(s: dict) -> str:
+    """The ectopy table and the list of runs (the :data:`MAX_ROWS` longest of each class)."""
+    out = ["<h2>Ectopy</h2>" + ectopy_table(s)]
     runs = _runs_rows(s["ventricular"]["runs"], "V") + _runs_rows(s["supraventricular"]["runs"], "S")
     if runs:
         n_all = len(s["ventricular"]["runs"]) + len(s["supraventricular"]["runs"])
         shown = "" if len(runs) == n_all else f" (the {MAX_ROWS} longest of each class)"
         out.append(f"<p class='note'>Runs{shown}:</p>")
         out.append(table(["class", "from", "to", "beats", "rate (bpm)"], runs))
+    return "".join(out)
 
-    pauses = s["pauses"]
-    out.append("<div class='grid'><div>")
-    if pauses:
-        longest = max(pauses, key=lambda p: p["duration_s"])
-        out.append(f"<h2>Pauses (RR ≥ 2.0 s): {len(pauses)}</h2><p class='sub'>longest "
-                   f"{longest['duration_s']:.2f} s at {clock(longest['start_s'])}</p>")
-        top = sorted(pauses, key=lambda p: -p["duration_s"])[:MAX_ROWS]
-        out.append(table(["at", "duration (s)"], [[clock(p["start_s"]), f"{p['duration_s']:.2f}"] for p in top]))
-    else:
-        out.append("<h2>Pauses (RR ≥ 2.0 s): none</h2>")
-    out.append("</div><div>")
+
+def pauses_section(pauses: list[dict]) -> str:
+    """The pauses' count, the longest, and the :data:`MAX_ROWS` longest listed."""
+    if not pauses:
+        return "<h2>Pauses (RR ≥ 2.0 s): none</h2>"
+    longest = max(pauses, key=lambda p: p["duration_s"])
+    top = sorted(pauses, key=lambda p: -p["duration_s"])[:MAX_ROWS]
+    return (f"<h2>Pauses (RR ≥ 2.0 s): {len(pauses)}</h2><p class='sub'>longest "
+            f"{longest['duration_s']:.2f} s at {clock(longest['start_s'])}</p>"
+            + table(["at", "duration (s)"], [[clock(p["start_s"]), f"{p['duration_s']:.2f}"] for p in top]))
+
+
+def af_section(af: dict) -> str:
+    """The AF episodes' count and burden, and the :data:`MAX_ROWS` longest listed in time order."""
     eps = af["episodes"]
     af_time = sum(e["end_s"] - e["start_s"] for e in eps)
-    out.append(f"<h2>Atrial fibrillation / flutter: {len(eps)} episode{'s' if len(eps) != 1 else ''}</h2>"
-               f"<p class='sub'>burden {_pct(af['burden'])} ({clock(af_time)})</p>")
+    out = (f"<h2>Atrial fibrillation / flutter: {len(eps)} episode{'s' if len(eps) != 1 else ''}</h2>"
+           f"<p class='sub'>burden {_pct(af['burden'])} ({clock(af_time)})</p>")
     if eps:
         top = sorted(sorted(eps, key=lambda e: e["start_s"] - e["end_s"])[:MAX_ROWS], key=lambda e: e["start_s"])
-        out.append(table(["from", "to", "duration"], [[clock(e["start_s"]), clock(e["end_s"]),
-                                                      clock(e["end_s"] - e["start_s"])] for e in top]))
-    out.append("</div></div>")
+        out += table(["from", "to", "duration"], [[clock(e["start_s"]), clock(e["end_s"]),
+                                                  clock(e["end_s"] - e["start_s"])] for e in top])
+    return out
 
-    out.append("<h2>Hourly</h2>")
-    out.append(table(["hour from", "beats", "mean bpm", "min bpm", "max bpm", ("html", '<span class="cls V">V</span>'),
-                      ("html", '<span class="cls S">S</span>'), "pauses"],
-                     [[clock(r["start_s"]), r["beats"], _n(r["mean_bpm"]), _n(r["min_bpm"]), _n(r["max_bpm"]), r["V"],
-                       r["S"], r["pauses"]] for r in s["hourly"]]))
 
+def hourly_section(hourly: list[dict]) -> str:
+    """The hourly table."""
+    return "<h2>Hourly</h2>" + table(
+        ["hour from", "beats", "mean bpm", "min bpm", "max bpm", ("html", '<span class="cls V">V</span>'),
+         ("html", '<span class="cls S">S</span>'), "pauses"],
+        [[clock(r["start_s"]), r["beats"], _n(r["mean_bpm"]), _n(r["min_bpm"]), _n(r["max_bpm"]), r["V"],
+          r["S"], r["pauses"]] for r in hourly])
+
+
+def events_section(events: list[dict]) -> str:
+    """The list of event strips (``strips.json``'s ``events``)."""
+    out = "<h2>Event strips</h2>"
+    if not events:
+        return out + "<p>No events to show.</p>"
+    return (out + "<p class='note'>10 s of every lead for each event, numbered as in the event-strips "
+            "figure (next in this report).</p>"
+            + table(["#", "at", "event", "rate (bpm)"],
+                    [[e["number"], e["clock"], e["title"], _n(e.get("rate_bpm"))] for e in events], left=3))
+
+
+def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | None = None) -> str:
+    """The record's report page (see the module docstring).
+
+    Parameters
+    ----------
+    s : dict
+        The record's ``holter.json``.
+    events : list of dict, optional
+        ``strips.json``'s ``events``; None leaves the strips' section out.
+    evaluation : dict, optional
+        ``evaluation.json``; without it, no section against the reference annotations.
+
+    Returns
+    -------
+    str
+        The page, a self-contained HTML document.
+    """
+    out = [_page_head(s), overview_section(s), ectopy_section(s)]
+    out.append("<div class='grid'><div>" + pauses_section(s["pauses"]) + "</div><div>" + af_section(s["af"])
+               + "</div></div>")
+    out.append(hourly_section(s["hourly"]))
     if events is not None:
-        out.append("<h2>Event strips</h2>")
-        if events:
-            out.append("<p class='note'>10 s of every lead for each event, numbered as in the event-strips "
-                       "figure (next in this report).</p>")
-            out.append(table(["#", "at", "event", "rate (bpm)"],
-                             [[e["number"], e["clock"], e["title"], _n(e.get("rate_bpm"))] for e in events],
-                             left=3))
-        else:
-            out.append("<p>No events to show.</p>")
+        out.append(events_section(events))
     if evaluation:
         out.append(evaluation_section(evaluation))
     if s.get("notes"):
@@ -278,7 +316,23 @@ def render_cohort_page(summaries: dict[str, dict], evaluations: dict[str, dict] 
 
 
 def write_cohort_page(path, records: list[str], holter_paths, evaluation_paths: dict[str, str] | None = None) -> None:
-    """Rule ``cohort_report``: the cohort page from the records' ``holter.json`` (and ``evaluation.json``)."""
+    """Rule ``cohort_report``'s stage: the cohort page from the records' ``holter.json`` (and ``evaluation.json``).
+
+    Parameters
+    ----------
+    path : path-like
+        Where the page goes (written atomically).
+    records : list of str
+        The records, in the table's order.
+    holter_paths : sequence of path-like
+        Each record's ``holter.json``, in the order of ``records``.
+    evaluation_paths : dict of str to path-like, optional
+        Record → ``evaluation.json``, for the records with truth.
+
+    Returns
+    -------
+    None
+    """
     summaries = {r: json.loads(Path(p).read_text()) for r, p in zip(records, holter_paths, strict=True)}
     evaluations = {r: json.loads(Path(p).read_text()) for r, p in (evaluation_paths or {}).items()}
     with atomic_path(Path(path)) as tmp:
@@ -293,7 +347,28 @@ def write_page(path, summary: dict, events: list[dict] | None = None, evaluation
 
 def write_record_report(record: str, holter_path, scores_path, signal_path, page_path, strips_png, strips_json,
                         evaluation_path=None) -> None:
-    """Rule ``holter_report``: the strips (PNG and JSON) and the page."""
+    """Rule ``holter_report``'s stage: the event strips (PNG and JSON) and the record's page.
+
+    Parameters
+    ----------
+    record : str
+        The record's name.
+    holter_path : path-like
+        The record's ``holter.json``.
+    scores_path, signal_path : path-like
+        The record's ``scores.parquet`` and ``signal.parquet``.
+    page_path : path-like
+        Where the page goes.
+    strips_png, strips_json : path-like
+        Where the strips' figure and their events go (:func:`beatflow.report.strips.write_strips`).
+    evaluation_path : path-like, optional
+        The record's ``evaluation.json``, with truth.
+
+    Returns
+    -------
+    None
+        Every output is written atomically.
+    """
     from beatflow.io.tables import read_frame
     from beatflow.report.strips import write_strips
 
