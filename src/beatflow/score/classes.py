@@ -155,15 +155,44 @@ def _matches(corr, amp, width) -> np.ndarray:
 
 
 def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: np.ndarray) -> dict:
-    """Morphology families of the rows of tensor ``x`` (kept beats): ``family`` per row (0 = dominant, −1 =
-    none) and each row's QRS ``corr``, ``amplitude`` and ``width`` against the dominant family's median QRS,
-    and per family ``same`` (its median QRS matches the dominant one's) and ``p_like`` (its median row before
-    the QRS window matches the dominant family's there, at the best shift within ``SHIFT_S``: the same P
-    wave). ``latent_z``: latent means in units of the record's normal spread; ``typical``: rows of typical
-    shape (the first template)."""
+    """Morphology families of the kept beats (step 2 of the module docstring).
+
+    Parameters
+    ----------
+    x : torch.Tensor
+        ``[rows, channels, samples]``: the kept beats' rows, the R peak at ``peak_row``.
+    scale : array_like of float
+        Each lead's scale (the VAE's), that the QRS windows are divided by.
+    peak_row : int
+        The R peak's sample in a row.
+    fs : float
+        Sampling frequency (Hz).
+    latent_z : numpy.ndarray
+        ``[rows, latent]``: latent means in units of the record's normal spread.
+    typical : numpy.ndarray of bool
+        Rows of typical shape (the first template); none: all rows.
+
+    Returns
+    -------
+    dict
+        ``family`` per row (0 = dominant, −1 = none); each row's QRS ``corr``, ``amplitude`` and ``width``
+        against the dominant family's median QRS; per family ``same`` (its median QRS matches the dominant
+        one's) and ``p_like`` (its median row before the QRS window matches the dominant family's there, at
+        the best shift within ``SHIFT_S``: the same P wave).
+    """
+    windows, width, shift = _windows(x, scale, peak_row, fs)
+    labels, best = _propose_groups(windows, width, shift, latent_z, typical)
+    family, n_families = _merge_groups(windows, labels, best, width, shift)
+    fit = _fit_families(windows, family, n_families, best, width, shift)
+    p_like = _p_like(x, scale, fit["family"], n_families, peak_row, fs, shift)
+    return {**fit, "p_like": p_like}
+
+
+def _propose_groups(windows, width: int, shift: int, latent_z: np.ndarray, typical: np.ndarray):
+    """K-means labels (``CLUSTERS`` groups) over the latent means and the QRS features against the typical
+    rows' median QRS (in units of their robust spread); and each window's best offset against that QRS."""
     import torch
 
-    windows, width, shift = _windows(x, scale, peak_row, fs)
     n = windows.shape[0]
     centre = slice(shift, shift + width)
     typical_rows = np.flatnonzero(typical) if typical.any() else np.arange(n)
@@ -173,7 +202,14 @@ def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: 
     ref = qrs[typical_rows]
     sd = 1.4826 * np.median(np.abs(ref - np.median(ref, 0)), 0)
     f = np.column_stack([latent_z, qrs / np.maximum(sd, 1e-3)])
-    labels = kmeans(f, CLUSTERS)
+    return kmeans(f, CLUSTERS), best
+
+
+def _merge_groups(windows, labels: np.ndarray, best: np.ndarray, width: int, shift: int) -> tuple[np.ndarray, int]:
+    """Merge the groups, largest first, while their median QRS complexes match (:func:`_matches`): each row's
+    family, numbered by size (0 the largest), and the number of families."""
+    import torch
+
     groups = np.unique(labels)
     medians = torch.stack([_aligned_median(windows, np.flatnonzero(labels == g), best, width) for g in groups])
     sizes = np.array([(labels == g).sum() for g in groups])
@@ -193,12 +229,21 @@ def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: 
     counts = np.bincount(family, minlength=len(leaders))
     rank = np.empty(len(counts), np.int64)
     rank[np.argsort(-counts, kind="stable")] = np.arange(len(counts))
-    family = rank[family]
+    return rank[family], len(counts)
+
+
+def _fit_families(windows, family: np.ndarray, n_families: int, best: np.ndarray, width: int, shift: int) -> dict:
+    """Each row's QRS against the dominant family's median (``corr``, ``amplitude``, ``width``), per family
+    ``same`` (its members' medians match the dominant QRS), and ``family`` with −1 for the rows whose QRS
+    does not match their family's median (``MEMBER_CORR``)."""
+    import torch
+
+    n = windows.shape[0]
     dominant = _aligned_median(windows, np.flatnonzero(family == 0), best, width)
     corr, amp, wid, best_d = compare(windows, dominant, width, shift)
-    same = np.zeros(len(counts), bool)
+    same = np.zeros(n_families, bool)
     member_corr = np.empty(n)
-    for fam in range(len(counts)):
+    for fam in range(n_families):
         rows = np.flatnonzero(family == fam)
         template = _aligned_median(windows, rows, best_d, width)
         c, _, _, _ = compare(windows[torch.as_tensor(rows, device=windows.device)], template, width, shift)
@@ -206,18 +251,26 @@ def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: 
         same[fam] = bool(_matches(*(np.array([v]) for v in (np.median(corr[rows]), np.median(amp[rows]),
                                                                np.median(wid[rows]))))[0])
     family = np.where(member_corr < MEMBER_CORR, -1, family)
+    return {"family": family, "corr": corr, "amplitude": amp, "width": wid, "same": same}
+
+
+def _p_like(x, scale, family: np.ndarray, n_families: int, peak_row: int, fs: float, shift: int) -> np.ndarray:
+    """Per family, whether its median row before the QRS window (the P wave) matches the dominant family's
+    there (``P_CORR``, ``P_AMPLITUDE``), at the best shift within ``shift`` samples."""
+    import torch
+
     head = max(2, peak_row - round(QRS_BEFORE_S * fs))  # the row before the QRS window: the P wave
     p_scale = torch.as_tensor(scale, dtype=x.dtype, device=x.device)[None, :, None]
     p_waves = [x[torch.as_tensor(np.flatnonzero(family == f), device=x.device), :, :head].div(p_scale)
-               .median(0).values if (family == f).any() else None for f in range(len(counts))]
-    p_like = np.zeros(len(counts), bool)
+               .median(0).values if (family == f).any() else None for f in range(n_families)]
+    p_like = np.zeros(n_families, bool)
     if p_waves and p_waves[0] is not None and head > 2 * shift + 2:
         ref = p_waves[0][:, shift:head - shift]
         for f, w in enumerate(p_waves):
             if w is not None:
                 c, a, _, _ = compare(w[None], ref, head - 2 * shift, shift)
                 p_like[f] = c[0] >= P_CORR and 1 / P_AMPLITUDE <= a[0] <= P_AMPLITUDE
-    return {"family": family, "corr": corr, "amplitude": amp, "width": wid, "same": same, "p_like": p_like}
+    return p_like
 
 
 def run_lengths(family: np.ndarray) -> np.ndarray:
@@ -290,9 +343,28 @@ def supraventricular(parts, ventricular: np.ndarray, rr_window: int) -> np.ndarr
 
 def classify(peaks: np.ndarray, kept: np.ndarray, x, scale, peak_row: int, fs: float, latent_z: np.ndarray,
              typical: np.ndarray, parts, rr_window: int = 9) -> tuple[np.ndarray, np.ndarray]:
-    """``(class, family)`` per beat. ``x``: rows of the kept beats (tensor), ``latent_z`` their latent means in
-    normal-spread units, ``typical`` which of them are of typical shape; ``parts``: the beats'
-    :class:`beatflow.score.scores.Timing`."""
+    """Each beat's AAMI class and morphology family (steps 1–4 of the module docstring).
+
+    Parameters
+    ----------
+    peaks : numpy.ndarray
+        Every beat's R peak (samples); its length is the number of beats.
+    kept : numpy.ndarray of bool
+        Which beats have a shape (a row of ``x``); the others are ``Q``.
+    x, scale, peak_row, fs, latent_z, typical
+        The kept beats' rows and what :func:`families` takes with them.
+    parts : beatflow.score.scores.Timing
+        The beats' timing (``log_rr``, ``reference``, ``early``, ``early_at``, …).
+    rr_window : int, optional
+        Intervals around a beat that give its sinus interval (:func:`supraventricular`).
+
+    Returns
+    -------
+    class : numpy.ndarray of str
+        Per beat: ``N``, ``S``, ``V`` or ``Q``.
+    family : numpy.ndarray of int64
+        Per beat: its family (0 = dominant), −1 when unlike any family or without a shape.
+    """
     n = len(peaks)
     cls = np.full(n, "Q", dtype=object)
     family = np.full(n, -1, dtype=np.int64)
