@@ -264,89 +264,151 @@ def _paper(ax, t0: float, t1: float, y0: float, y1: float) -> None:
         ax.add_collection(LineCollection(segs, colors=colour, linewidths=width, zorder=0))
 
 
-def draw_strips(events: list[Event], leads: dict, fs: float, scores, record: str, unit_note: str = ""):
-    """The matplotlib figure: one strip per event, stacked, each with its title; see the module docstring."""
-    from matplotlib.figure import Figure
+# the figure's layout (inches): margins left and right, a strip's title row, its time axis, the gap below it,
+# and the figure's header
+LEFT_IN, RIGHT_IN, TITLE_IN, AXIS_IN, GAP_IN, HEAD_IN = 0.55, 0.25, 0.32, 0.32, 0.18, 0.95
 
+
+def _beat_marks(scores) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(time_s, class, flagged, reason)`` of every beat, in time order."""
     ordered = scores.sort_values("time_s", kind="stable")
-    t_all = ordered.time_s.to_numpy(np.float64)
-    cls_all = ordered["class"].astype(str).to_numpy()
-    flag_all = ordered.anomaly.to_numpy(bool)
-    reason_all = ordered.reason.astype(str).to_numpy()
-    width_in = STRIP_S * INCH_PER_S
-    left_in, right_in, title_in, axis_in, gap_in, head_in = 0.55, 0.25, 0.32, 0.32, 0.18, 0.95
+    return (ordered.time_s.to_numpy(np.float64), ordered["class"].astype(str).to_numpy(),
+            ordered.anomaly.to_numpy(bool), ordered.reason.astype(str).to_numpy())
+
+
+def _strip_contents(events: list[Event], leads: dict, fs: float) -> list[tuple]:
+    """Per event ``(event, time_s, traces, bands, height_mv)``: its traces, each lead's band
+    (:func:`_lead_band`) and the strip's height in mV (the bands, the letters' row and the RR row)."""
     drawn = []
     for ev in events:
         t, traces = strip_traces(leads, fs, ev)
         bands = [_lead_band(x) for x in traces.values()]
-        drawn.append((ev, t, traces, bands, sum(s for _, s in bands) + 0.8))  # + letters and RR rows
-    heights = [title_in + h * INCH_PER_MV + axis_in + gap_in for *_, h in drawn]
-    total_h = head_in + sum(heights) + 0.1 if drawn else head_in + 0.6
-    fig_w = left_in + width_in + right_in
-    fig = Figure(figsize=(fig_w, total_h), dpi=DPI)
-    fig.text(left_in / fig_w, 1 - 0.25 / total_h, f"{record}: event strips ({len(events)})", fontsize=13,
+        drawn.append((ev, t, traces, bands, sum(s for _, s in bands) + 0.8))
+    return drawn
+
+
+def _figure_header(fig, record: str, n_events: int, unit_note: str, fig_w: float, total_h: float) -> None:
+    """The figure's title, the note on the scale and the marks, and the classes' colour key."""
+    fig.text(LEFT_IN / fig_w, 1 - 0.25 / total_h, f"{record}: event strips ({n_events})", fontsize=13,
              fontweight="bold", va="center")
     note = (f"10 s each at 25 mm/s: grid 0.2 s × 0.5 mV (minor 0.04 s × 0.1 mV), band-passed "
             f"{BAND_HZ[0]:g}–{BAND_HZ[1]:g} Hz{unit_note}.\nLetters: each beat's class at its R peak; ▼ flagged "
             f"beat (magenta: morphology, blue: rhythm); numbers at the bottom: RR intervals (s); shaded: the event.")
-    fig.text(left_in / fig_w, 1 - 0.5 / total_h, note, fontsize=8.5, va="top", color="#333333", linespacing=1.4)
-    x_key = 1 - (right_in + 1.6) / fig_w
+    fig.text(LEFT_IN / fig_w, 1 - 0.5 / total_h, note, fontsize=8.5, va="top", color="#333333", linespacing=1.4)
+    x_key = 1 - (RIGHT_IN + 1.6) / fig_w
     fig.text(x_key - 0.1 / fig_w, 1 - 0.25 / total_h, "classes:", fontsize=9, ha="right", va="center")
     for k, (c, colour) in enumerate(CLASS_COLOURS.items()):
         fig.text(x_key + k * 0.22 / fig_w, 1 - 0.25 / total_h, c, color=colour, fontsize=12, fontweight="bold",
                  va="center", family="monospace")
+
+
+def _draw_traces(ax, t: np.ndarray, traces: dict, bands: list, t0: float, y1: float) -> None:
+    """Each lead in its band, below the letters' row, clipped to the band, with its name."""
+    y = y1 - 0.5  # below the letters row
+    for (name, x), (centre, span) in zip(traces.items(), bands, strict=True):
+        mid = y - span / 2.0
+        ax.plot(t, np.clip(x - centre, -span / 2, span / 2) + mid, color="black", lw=0.8, zorder=2)
+        ax.text(t0 + 0.03, y - 0.12, f"{name} (mV)", fontsize=8, va="top", ha="left", zorder=3,
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 1})
+        y -= span
+
+
+def _draw_beats(ax, marks: tuple, t0: float, t1: float, y0: float, y1: float) -> None:
+    """Each beat's class letter at its R peak (▼ under a flagged one, coloured by its reason) and the RR
+    intervals at the bottom."""
+    t_all, cls_all, flag_all, reason_all = marks
+    idx = np.flatnonzero((t_all >= t0) & (t_all < t1))
+    for i in idx:
+        c = cls_all[i]
+        ax.text(t_all[i], y1 - 0.22, c, color=CLASS_COLOURS.get(c, "black"), fontsize=9, fontweight="bold",
+                ha="center", va="center", zorder=3, family="monospace")
+        if flag_all[i]:
+            ax.text(t_all[i], y1 - 0.45, "▼", color=REASON_COLOURS.get(reason_all[i], "black"), fontsize=6,
+                    ha="center", va="center", zorder=3)
+    for i in idx:
+        if i + 1 < len(t_all) and t_all[i + 1] < t1:
+            rr = t_all[i + 1] - t_all[i]
+            ax.text((t_all[i] + t_all[i + 1]) / 2, y0 + 0.15, f"{rr:.2f}", fontsize=6.5, ha="center",
+                    va="center", color="#333333", zorder=3)
+
+
+def _style_axes(ax, t0: float, t1: float, y0: float, y1: float) -> None:
+    """Limits, clock-time ticks each second, no y axis, a light bottom spine."""
+    ax.set_xlim(t0, t1)
+    ax.set_ylim(y0, y1)
+    ax.set_yticks([])
+    ticks = np.arange(math.ceil(t0), t1 + 1e-9, 1.0)
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([clock(s) for s in ticks], fontsize=7.5)
+    ax.tick_params(axis="x", length=2, pad=2)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.spines["bottom"].set_color("#999999")
+
+
+def _draw_strip(fig, strip: tuple, marks: tuple, top: float, fig_w: float, total_h: float) -> None:
+    """One event's strip, its top ``top`` inches from the figure's bottom: paper, the event's shading (and an
+    AF onset's line), traces, beats, axes, and the title row."""
+    ev, t, traces, bands, h_mv = strip
+    width_in = STRIP_S * INCH_PER_S
+    ax_h = h_mv * INCH_PER_MV
+    bottom = top - TITLE_IN - ax_h
+    ax = fig.add_axes((LEFT_IN / fig_w, bottom / total_h, width_in / fig_w, ax_h / total_h))
+    y1 = 0.0
+    y0 = -h_mv
+    t0, t1 = ev.start_s, ev.start_s + STRIP_S
+    _paper(ax, t0, t1, y0, y1)
+    if ev.span:
+        ax.axvspan(max(t0, ev.span[0]), min(t1, ev.span[1]), color=SPAN_COLOUR, alpha=0.6, zorder=0.5, lw=0)
+    if ev.kind == "af_onset":
+        ax.axvline(ev.at_s, color="#e07000", lw=1.2, ls="--", zorder=1)
+    _draw_traces(ax, t, traces, bands, t0, y1)
+    _draw_beats(ax, marks, t0, t1, y0, y1)
+    _style_axes(ax, t0, t1, y0, y1)
+    rate = "" if ev.rate_bpm is None else f"  ·  {ev.rate_bpm:.0f} bpm"
+    fig.text(LEFT_IN / fig_w, (bottom + ax_h + 0.06) / total_h, f"{ev.number}. {ev.title}", fontsize=9.5,
+             fontweight="bold", va="bottom", ha="left")
+    fig.text((LEFT_IN + width_in) / fig_w, (bottom + ax_h + 0.06) / total_h, f"{ev.clock}{rate}", fontsize=8.5,
+             va="bottom", ha="right", color="#444444")
+
+
+def draw_strips(events: list[Event], leads: dict, fs: float, scores, record: str, unit_note: str = ""):
+    """The strips' figure: one strip per event, stacked, each with its title (see the module docstring).
+
+    Parameters
+    ----------
+    events : list of Event
+        The strips, in order (:func:`select_events`).
+    leads : dict of str to numpy.ndarray
+        Lead name → the whole record's samples in mV.
+    fs : float
+        Sampling frequency (Hz).
+    scores : pandas.DataFrame
+        ``scores.parquet`` (``time_s``, ``class``, ``anomaly``, ``reason``): the beats' marks.
+    record : str
+        The record's name, in the title.
+    unit_note : str, optional
+        Appended to the note on the scale.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.figure import Figure
+
+    marks = _beat_marks(scores)
+    drawn = _strip_contents(events, leads, fs)
+    heights = [TITLE_IN + h * INCH_PER_MV + AXIS_IN + GAP_IN for *_, h in drawn]
+    total_h = HEAD_IN + sum(heights) + 0.1 if drawn else HEAD_IN + 0.6
+    fig_w = LEFT_IN + STRIP_S * INCH_PER_S + RIGHT_IN
+    fig = Figure(figsize=(fig_w, total_h), dpi=DPI)
+    _figure_header(fig, record, len(events), unit_note, fig_w, total_h)
     if not drawn:
-        fig.text(left_in / fig_w, 1 - (head_in + 0.3) / total_h, "No events in this record.", fontsize=11)
+        fig.text(LEFT_IN / fig_w, 1 - (HEAD_IN + 0.3) / total_h, "No events in this record.", fontsize=11)
         return fig
-    top = total_h - head_in
-    for (ev, t, traces, bands, h_mv), h_in in zip(drawn, heights, strict=True):
-        ax_h = h_mv * INCH_PER_MV
-        bottom = top - title_in - ax_h
-        ax = fig.add_axes((left_in / fig_w, bottom / total_h, width_in / fig_w, ax_h / total_h))
-        y1 = 0.0
-        y0 = -h_mv
-        t0, t1 = ev.start_s, ev.start_s + STRIP_S
-        _paper(ax, t0, t1, y0, y1)
-        if ev.span:
-            ax.axvspan(max(t0, ev.span[0]), min(t1, ev.span[1]), color=SPAN_COLOUR, alpha=0.6, zorder=0.5, lw=0)
-        if ev.kind == "af_onset":
-            ax.axvline(ev.at_s, color="#e07000", lw=1.2, ls="--", zorder=1)
-        y = y1 - 0.5  # below the letters row
-        for (name, x), (centre, span) in zip(traces.items(), bands, strict=True):
-            mid = y - span / 2.0
-            ax.plot(t, np.clip(x - centre, -span / 2, span / 2) + mid, color="black", lw=0.8, zorder=2)
-            ax.text(t0 + 0.03, y - 0.12, f"{name} (mV)", fontsize=8, va="top", ha="left", zorder=3,
-                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 1})
-            y -= span
-        inside = (t_all >= t0) & (t_all < t1)
-        idx = np.flatnonzero(inside)
-        for i in idx:
-            c = cls_all[i]
-            ax.text(t_all[i], y1 - 0.22, c, color=CLASS_COLOURS.get(c, "black"), fontsize=9, fontweight="bold",
-                    ha="center", va="center", zorder=3, family="monospace")
-            if flag_all[i]:
-                ax.text(t_all[i], y1 - 0.45, "▼", color=REASON_COLOURS.get(reason_all[i], "black"), fontsize=6,
-                        ha="center", va="center", zorder=3)
-        for i in idx:
-            if i + 1 < len(t_all) and t_all[i + 1] < t1:
-                rr = t_all[i + 1] - t_all[i]
-                ax.text((t_all[i] + t_all[i + 1]) / 2, y0 + 0.15, f"{rr:.2f}", fontsize=6.5, ha="center",
-                        va="center", color="#333333", zorder=3)
-        ax.set_xlim(t0, t1)
-        ax.set_ylim(y0, y1)
-        ax.set_yticks([])
-        ticks = np.arange(math.ceil(t0), t1 + 1e-9, 1.0)
-        ax.set_xticks(ticks)
-        ax.set_xticklabels([clock(s) for s in ticks], fontsize=7.5)
-        ax.tick_params(axis="x", length=2, pad=2)
-        for side in ("top", "right", "left"):
-            ax.spines[side].set_visible(False)
-        ax.spines["bottom"].set_color("#999999")
-        rate = "" if ev.rate_bpm is None else f"  ·  {ev.rate_bpm:.0f} bpm"
-        fig.text(left_in / fig_w, (bottom + ax_h + 0.06) / total_h, f"{ev.number}. {ev.title}", fontsize=9.5,
-                 fontweight="bold", va="bottom", ha="left")
-        fig.text((left_in + width_in) / fig_w, (bottom + ax_h + 0.06) / total_h, f"{ev.clock}{rate}", fontsize=8.5,
-                 va="bottom", ha="right", color="#444444")
+    top = total_h - HEAD_IN
+    for strip, h_in in zip(drawn, heights, strict=True):
+        _draw_strip(fig, strip, marks, top, fig_w, total_h)
         top -= h_in
     return fig
 
@@ -384,8 +446,30 @@ def save_png(fig, path) -> None:
 
 def write_strips(record: str, summary: dict, scores, signal_path, png_path, json_path=None,
                  max_af: int = MAX_AF, max_beats: int = MAX_BEATS) -> list[Event]:
-    """Select the events, draw them from ``signal.parquet`` and write the PNG (and the events as JSON)
-    atomically; the events."""
+    """Select the record's events, draw them from ``signal.parquet`` and write the figure and the events.
+
+    Parameters
+    ----------
+    record : str
+        The record's name.
+    summary : dict
+        The record's ``holter.json``.
+    scores : pandas.DataFrame
+        ``scores.parquet`` (``beat``, ``time_s``, ``score``, ``anomaly``, ``reason``, ``class``, ``family``).
+    signal_path : path-like
+        The record's ``signal.parquet`` (its first three leads are drawn).
+    png_path : path-like
+        Where the figure goes, an 8-bit palette PNG (:func:`save_png`), written atomically.
+    json_path : path-like, optional
+        Where the events go as JSON (:func:`write_events`), atomically; None writes none.
+    max_af, max_beats : int, optional
+        At most this many AF onsets, and anomalous beats (:func:`select_events`).
+
+    Returns
+    -------
+    list of Event
+        The events drawn, numbered as in the figure.
+    """
     from beatflow.backend import select_backend
     from beatflow.io.tables import read_signal, signal_info
 
