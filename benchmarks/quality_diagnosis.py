@@ -53,11 +53,11 @@ def envelopes(x: np.ndarray, clean: np.ndarray, fs: float, p, backend) -> tuple:
 
     block = p.block(fs)
     scales = [sign * reference for sign, reference in
-              (polarity_and_reference(r, block, np) for r in wavelet_responses(x, fs, p.widths_s, backend))]
+              (polarity_and_reference(r, block, np) for r in wavelet_responses(x, fs, p.widths_s, backend.xp))]
 
     def envelope(y):
         return np.max([per_block(r, scale, block)
-                       for r, scale in zip(wavelet_responses(y, fs, p.widths_s, backend), scales)], axis=0)
+                       for r, scale in zip(wavelet_responses(y, fs, p.widths_s, backend.xp), scales)], axis=0)
 
     return envelope(x), envelope(x - clean), envelope(clean)
 

@@ -87,27 +87,27 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     embed_s = best(lambda: embed_beats(band_pass(leads, fs, *hz, backend.xp), starts, lengths,
                                        round(fs), backend), sync, repeat)
     block = p.block(fs)
-    r = wavelet_responses(first, fs, p.widths_s, backend)[0]
+    r = wavelet_responses(first, fs, p.widths_s, backend.xp)[0]
     sign, reference = polarity_and_reference(r, block, backend.xp)
     scratch = r.copy()  # divided in place, over and over: only its time counts
-    envelope = detection_envelope(first, fs, p, backend)
+    envelope = detection_envelope(first, p.in_samples(fs), backend.xp)
     candidates = backend.xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, p.threshold))
     filtered = band_pass(leads, fs, *hz, backend.xp)
     band = qrs_band(first, fs, backend.xp)
     parts = {  # where the time goes (polarity_and_reference and per_block_reference once per wavelet width)
-        "wavelet_responses": lambda: wavelet_responses(first, fs, p.widths_s, backend),
+        "wavelet_responses": lambda: wavelet_responses(first, fs, p.widths_s, backend.xp),
         "polarity_and_reference": lambda: polarity_and_reference(r, block, backend.xp),
         "per_block_reference": lambda: per_block(scratch, sign * reference, block),
         "nms_kernel": lambda: nms_mask(envelope, p.nms_half(fs), backend, p.threshold),
         "qrs_band": lambda: qrs_band(first, fs, backend.xp),
         "noise_veto": lambda: noise_veto(band, fs, candidates, envelope[candidates], p, backend),
-        "search_back": lambda: search_back(peaks, envelope, band, fs, p, backend),
+        "search_back": lambda: search_back(peaks, envelope, band, p.in_samples(fs), backend),
         "band_pass_all_leads": lambda: band_pass(leads, fs, *hz, backend.xp),
         "embed_kernel": lambda: embed_beats(filtered, starts, lengths, round(fs), backend),
     }
     if second is not None:
-        lead = detection_envelope(second, fs, p, backend, absolute=True)
-        parts["second_lead_envelope"] = lambda: detection_envelope(second, fs, p, backend, absolute=True)
+        lead = detection_envelope(second, p.in_samples(fs), backend.xp, absolute=True)
+        parts["second_lead_envelope"] = lambda: detection_envelope(second, p.in_samples(fs), backend.xp, absolute=True)
         parts["second_lead_support"] = lambda: lead_support(lead, fs, candidates, backend.xp)
         parts["fused_envelope"] = lambda: fused_envelope(envelope, lead, fs, backend.xp)
     return {"samples_per_lead": int(first.shape[0]), "leads": len(signals), "beats": len(peaks),

@@ -82,8 +82,8 @@ def test_wide_wavelet_lifts_broad_complexes_above_muscle_noise(cpu):
                      noise_mv=0.03, burst_mv=0.2, burst_every_s=30.0)
     leads, truth, labels = generate(spec)
     x = leads["MLII"]
-    both = detection_envelope(x, spec.fs, SegmentParams.defaults(), cpu)
-    narrow = detection_envelope(x, spec.fs, SegmentParams.defaults(wide_wavelet_width_s=0), cpu)
+    both = detection_envelope(x, SegmentParams.defaults().in_samples(spec.fs), cpu.xp)
+    narrow = detection_envelope(x, SegmentParams.defaults(wide_wavelet_width_s=0).in_samples(spec.fs), cpu.xp)
     v = truth[labels == "V"]
     assert np.median(narrow[v]) < 0.5 and np.median(both[v]) > 0.9
     sensitivity, ppv = detection_rate(spec, cpu)

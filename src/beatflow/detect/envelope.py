@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from beatflow.detect.params import SegmentParams
+from beatflow.detect.params import SegmentSamples
 from beatflow.dsp.convolve import convolve_same
 from beatflow.dsp.wavelet import ricker_bank
 
@@ -14,11 +14,11 @@ MEDIAN_BLOCKS = 7  # the threshold follows the median block maximum over ±7 blo
 
 
 
-def wavelet_responses(x, fs: float, widths_s, backend, work_bytes: int | None = None):
+def wavelet_responses(x, fs: float, widths_s, xp, work_bytes: int | None = None):
     """Convolutions of ``x`` with the Ricker wavelet at each of ``widths_s``: ``[widths, n]`` float32, by FFT in
     bounded memory, one transform of ``x`` for every width; the ends are reflected (zero padding would turn a
     baseline offset into a step there)."""
-    return convolve_same(x - x.mean(), ricker_bank(fs, widths_s), backend.xp, work_bytes)
+    return convolve_same(x - x.mean(), ricker_bank(fs, widths_s), xp, work_bytes)
 
 
 def _rolling_median(values, k: int, xp):
@@ -47,14 +47,13 @@ def per_block(r, reference, block: int):
     return r
 
 
-def detection_envelope(x, fs: float, p: SegmentParams, backend, work_bytes: int | None = None,
-                       absolute: bool = False):
-    """The larger, sample by sample, of the oriented wavelet responses at ``p.widths_s``, each in units of
-    its own local reference (so ``p.threshold`` is a fraction of a typical beat's response); ``absolute``:
-    of their magnitudes instead (either polarity counts; the orientation is then always up)."""
-    xp = backend.xp
-    block = p.block(fs)
-    responses = wavelet_responses(x, fs, p.widths_s, backend, work_bytes)
+def detection_envelope(x, s: SegmentSamples, xp, work_bytes: int | None = None, absolute: bool = False):
+    """The larger, sample by sample, of the oriented wavelet responses at ``s.p.widths_s``, each in units of
+    its own local reference over blocks of ``s.block`` samples (so ``threshold`` is a fraction of a typical
+    beat's response); ``absolute``: of their magnitudes instead (either polarity counts; the orientation is
+    then always up)."""
+    block = s.block
+    responses = wavelet_responses(x, s.fs, s.p.widths_s, xp, work_bytes)
     for r in responses:
         if absolute:
             xp.abs(r, out=r)

@@ -22,20 +22,22 @@ SHAPE = 0.95  # weaker evidence of amplitude, so stronger of shape than the veto
 MARGIN = 0.5  # × the reference RR from either end of the interval: T waves out
 
 
-def search_back(peaks: np.ndarray, envelope, band, fs: float, p, backend) -> np.ndarray:
+def search_back(peaks: np.ndarray, envelope, band, s, backend) -> np.ndarray:
     """``peaks`` (host int64, increasing) with the beats found in their long intervals; ``envelope`` is the
-    detection envelope and ``band`` the first lead's :func:`beatflow.detect.veto.qrs_band` (``xp`` arrays)."""
+    detection envelope and ``band`` the first lead's :func:`beatflow.detect.veto.qrs_band` (``xp`` arrays),
+    ``s`` the :class:`beatflow.detect.params.SegmentSamples`."""
     from beatflow.detect.peaks import nms_mask
     from beatflow.detect.veto import qrs_correlation, reference_rr
 
+    p, fs = s.p, s.fs
     if p.search_back <= 0 or peaks.shape[0] < 3:
         return peaks
     xp = backend.xp
-    low = xp.flatnonzero(nms_mask(envelope, p.nms_half(fs), backend, FLOOR * p.threshold))
+    low = xp.flatnonzero(nms_mask(envelope, s.nms_half, backend, FLOOR * p.threshold))
     low = backend.to_host(low[envelope[low] < p.threshold])  # at or above it they were candidates already
     for _ in range(MAX_PASSES):
         reference = reference_rr(peaks, np.arange(1, peaks.shape[0]))  # of each interval
-        margin = np.maximum(p.min_rr_s * fs, MARGIN * reference)
+        margin = np.maximum(s.min_rr, MARGIN * reference)
         gap = np.clip(np.searchsorted(peaks, low) - 1, 0, peaks.shape[0] - 2)  # the interval each low peak is in
         inside = (np.diff(peaks) > p.search_back * reference)[gap]
         inside &= (low > peaks[gap] + margin[gap]) & (low < peaks[gap + 1] - margin[gap])

@@ -51,7 +51,7 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     from beatflow.detect.veto import noise_veto, qrs_band
 
     fs, p = s.fs, s.p
-    envelope = detection_envelope(x, fs, p, backend, work_bytes, absolute=p.both_polarities)
+    envelope = detection_envelope(x, s, backend.xp, work_bytes, absolute=p.both_polarities)
     floor = p.candidate_floor if p.adaptive else p.threshold
     peaks = candidates(envelope, s.nms_half, backend, floor)
     fuse = second is not None and p.fuse_leads
@@ -59,7 +59,7 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
         return backend.to_host(peaks).astype(np.int64)
     lead = None
     if second is not None and (fuse or p.veto_support > 0):
-        lead = detection_envelope(second, fs, p, backend, work_bytes, absolute=True)
+        lead = detection_envelope(second, s, backend.xp, work_bytes, absolute=True)
     band = qrs_band(x, fs, backend.xp, work_bytes)
     if fuse:
         envelope, peaks = fused_detection(envelope, peaks, lead, band, s, backend, floor)
@@ -78,7 +78,7 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
         keep = backend.xp.asarray(~unsupported(host / fs, backend.to_host(support), p.veto_support, T_WAVE_S))
         peaks, support = peaks[keep], support[keep]
     kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support)
-    return search_back(kept, envelope, band, fs, p, backend)
+    return search_back(kept, envelope, band, s, backend)
 
 
 def fused_detection(envelope, peaks, lead, band, s: SegmentSamples, backend, floor: float):
