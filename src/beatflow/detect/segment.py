@@ -28,8 +28,7 @@ log = logging.getLogger("beatflow")
 
 
 def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, second=None) -> np.ndarray:
-    """R-peak sample indices (host int64, increasing) of the signal ``x`` (an ``xp`` float32 array) with the
-    parameters ``s`` (:meth:`SegmentParams.in_samples` at the signal's rate).
+    """R-peak sample indices of the signal ``x``.
 
     1. The envelope: both polarities of the Ricker responses (``both_polarities``), in units of a typical beat.
     2. Candidates: its NMS peaks above ``candidate_floor`` (``adaptive``; else above ``threshold``). Where the
@@ -46,7 +45,26 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     Memory, per sample: the signal, its centred copy and the two wavelet responses (16 bytes), then the
     envelope and a byte mask; with a second lead, that lead and the first lead's envelope stay while the
     second's is made (24 bytes); then the signal, the veto's band-passed copy of it and the envelopes, with a
-    second lead its signal and the fused envelope too (24 bytes); plus ``work_bytes`` for the convolutions."""
+    second lead its signal and the fused envelope too (24 bytes); plus ``work_bytes`` for the convolutions.
+
+    Parameters
+    ----------
+    x : array
+        The first lead, float32, numpy or cupy (``backend.xp``).
+    s : SegmentSamples
+        The ``segment.*`` keys at the signal's rate (:meth:`SegmentParams.in_samples`).
+    backend : Backend
+        Where the arrays live; the NMS kernel is launched there.
+    work_bytes : int, optional
+        Memory the convolutions may use at once (None: chosen from the free memory).
+    second : array, optional
+        The second lead, same length and module as ``x``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The R peaks' sample indices, int64, increasing, on the host.
+    """
     from beatflow.detect.searchback import search_back
     from beatflow.detect.veto import noise_veto, qrs_band
 
