@@ -1,10 +1,17 @@
-"""The report figures' files: the HTML is bokeh's own page (BokehJS inlined, no CDN, no Panel); the gallery
-draws no zero padding after a beat's end."""
+"""The report figures: the HTML is bokeh's own page (BokehJS inlined, no CDN, no Panel); the hover gives each
+beat's clock time, class, family, reason and score; the latent plot and the trace colour beats by class (the
+strips' colours); the trace keeps the waveform at full resolution for a zoom; the RR histogram counts the
+intervals past its range in an overflow bar; the gallery draws no zero padding and mixes reasons and families."""
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from beatflow.report.plots import gallery_rows, load_holoviews, save
+from beatflow.report.colours import CLASS_COLOURS, REASON_COLOURS
+from beatflow.report.plots import (DETAIL_SPAN_S, detail_windows, gallery_pick, gallery_rows, latent_plot,
+                                   lengths_plot, load_holoviews, rr_histogram, save, trace_plot, waveform_store)
+
+FS = 250.0
 
 
 def test_save_writes_an_offline_html_without_panel_and_a_png(tmp_path):
@@ -17,17 +24,129 @@ def test_save_writes_an_offline_html_without_panel_and_a_png(tmp_path):
     assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def scores_rows(n: int = 120, seconds: float = 0.8) -> pd.DataFrame:
+    """``n`` beats every ``seconds`` s: every tenth flagged, alternating reasons and classes."""
+    beat = np.arange(n)
+    flagged = beat % 10 == 3
+    return pd.DataFrame({
+        "beat": beat, "peak": (beat * seconds * FS).astype(np.int64) + 50, "time_s": beat * seconds + 50 / FS,
+        "split": "test", "score": np.where(flagged, 2.0 + beat / n, 0.3), "anomaly": flagged,
+        "reason": np.where(flagged, np.where(beat % 20 == 3, "morphology", "rhythm"), ""),
+        "class": np.where(flagged & (beat % 20 == 3), "V", np.where(flagged, "S", "N")),
+        "family": np.where(flagged & (beat % 20 == 3), 1, 0)})
+
+
+def bokeh_model(obj):
+    return load_holoviews().render(obj, backend="bokeh")
+
+
+def hovers(model):
+    from bokeh.models import HoverTool
+
+    return [t for t in model.select(type=HoverTool) if t.tooltips]
+
+
+def test_trace_hover_names_time_class_family_reason_score_and_colours_by_class():
+    from bokeh.models import ColumnDataSource
+
+    scores = scores_rows()
+    x = np.sin(np.arange(int(100 * FS)) / FS * 2 * np.pi).astype(np.float32)
+    model = bokeh_model(trace_plot(x, FS, "MLII", scores[scores.anomaly], "r"))
+    tools = hovers(model)
+    assert tools
+    for tool in tools:
+        assert [name for name, _ in tool.tooltips][:6] == ["time", "beat", "class", "family", "reason", "score"]
+    marks = [s for s in model.select(type=ColumnDataSource) if "reason" in s.data]
+    assert {c for s in marks for c in s.data["class"]} == {"V", "S"}
+    first = next(s for s in marks if 13 in list(s.data["beat"]))
+    assert first.data["time"][list(first.data["beat"]).index(13)] == "00:00:10"  # 13 × 0.8 s + 0.2 s
+    colours = {r.glyph.fill_color for r in model.renderers if hasattr(r.glyph, "marker")}
+    assert colours == {CLASS_COLOURS["V"], CLASS_COLOURS["S"]}
+    assert model.xaxis[0].axis_label == "time (hh:mm:ss)" and model.yaxis[0].axis_label == "MLII (mV)"
+
+
+def test_trace_keeps_the_waveform_for_a_zoom():
+    from bokeh.models import CustomJS
+
+    scores = scores_rows()
+    x = (np.sin(np.arange(int(100 * FS)) / FS * 2 * np.pi) * 1.3).astype(np.float32)
+    model = bokeh_model(trace_plot(x, FS, "MLII", scores[scores.anomaly], "r"))
+    callback = next(c for c in model.select(type=CustomJS) if "store" in c.args)
+    assert callback.args["limit"] == DETAIL_SPAN_S and callback.args["fs"] == FS
+    stored = np.asarray(callback.args["store"].data["y"]) * callback.args["scale"]
+    np.testing.assert_allclose(stored, x, atol=1e-4)  # a short record: every sample, each to 0.1 µV
+    assert model.x_range in {v for v in callback.args.values() if hasattr(v, "start")}
+
+
+def test_detail_windows_around_the_top_flagged_beats_within_the_budget():
+    assert detail_windows(1000, FS, [10], [1.0], budget=1000).tolist() == [[0, 1000]]
+    n = 100_000
+    peaks, scores = np.array([5000, 5100, 60000, 90000, 99990]), np.array([3.0, 2.0, 5.0, 1.0, 4.0])
+    windows = detail_windows(n, FS, peaks, scores, budget=4 * 500, half_s=1.0)  # 4 beats of ±250 samples
+    assert windows.tolist() == [[4750, 5350], [59750, 60250], [99740, 100000]]  # 90000 scores last; 5000+5100 merge
+    store = waveform_store(np.arange(n, dtype=np.float32) / n, windows)
+    assert store["y"].dtype == np.int16 and len(store["y"]) == (windows[:, 1] - windows[:, 0]).sum()
+    assert store["offset"].tolist() == [0, 600, 1100]
+    k = store["offset"][1] + 10  # sample 59760
+    assert store["y"][k] * store["scale"] == pytest.approx(59760 / n, abs=1e-4)
+
+
+def test_latent_colours_are_the_class_colours_with_flagged_beats_by_reason():
+    from bokeh.models import ColorBar, LinearColorMapper
+
+    scores = scores_rows()
+    latent = scores.assign(z0=np.arange(len(scores)) % 7, z1=np.arange(len(scores)) % 5, z2=0.0)
+    model = bokeh_model(latent_plot(latent, "r"))
+    assert not model.select(type=LinearColorMapper) and not model.select(type=ColorBar)  # no continuous scale
+    glyphs = [r.glyph for r in model.renderers if hasattr(r.glyph, "marker")]
+    assert {g.fill_color for g in glyphs} == {CLASS_COLOURS[c] for c in "NSV"}
+    assert {g.marker for g in glyphs} == {"circle", "triangle", "square"}  # not flagged, morphology, rhythm
+    labels = [item.label["value"] for legend in model.legend for item in legend.items]
+    assert labels == ["N, not flagged (108)", "S, rhythm (6)", "V, morphology (6)"]
+    assert all([n for n, _ in t.tooltips][:6] == ["time", "beat", "class", "family", "reason", "score"]
+               for t in hovers(model))
+    assert set(REASON_COLOURS) == {"morphology", "rhythm"}
+
+
+def test_lengths_count_the_intervals_past_the_range_in_an_overflow_bar():
+    rr = np.array([0.8] * 50 + [1.0] * 30 + [2.4, 3.9, 7.5])
+    counts, edges, over = rr_histogram(rr, upper_s=2.5, bins=10)
+    assert over == 2 and counts.sum() == 81 and counts[-1] == 1  # 2.4 s in the last bin, 3.9 and 7.5 beyond
+    model = bokeh_model(lengths_plot(rr, 0.25, 2.0, "r"))
+    assert model.xaxis[0].axis_label == "RR interval (s)" and model.yaxis[0].axis_label == "beats (count)"
+    assert "2 longer than 2.50 s" in model.title.text
+    from bokeh.models import ColumnDataSource
+
+    texts = [t for s in model.select(type=ColumnDataSource) for t in s.data.get("text", [])]
+    assert texts == ["> 2.50 s: 2"]
+
+
 def test_gallery_rows_leave_out_the_padding():
     L = 10
     rows = np.zeros((4, 2, L), np.float32)
     for k, n in enumerate([10, 6, 8, 3]):
         rows[k, 0, :n] = k + 1  # beat k reaches n samples, then zero padding
-    kept = pd.DataFrame({"beat": np.arange(4), "score": [0.1, 3.0, 0.2, 2.0], "anomaly": [False, True, False, True]})
+    kept = pd.DataFrame({"beat": np.arange(4), "time_s": [1.0, 20.0, 40.0, 60.0], "score": [0.1, 3.0, 0.2, 2.0],
+                         "anomaly": [False, True, False, True], "reason": ["", "morphology", "", "morphology"],
+                         "family": [0, 1, 0, 1]})
     top_rows, median, top = gallery_rows(rows, kept, lengths=[10, 6, 8, 3])
-    assert top.beat.tolist() == [1, 3, 2, 0]  # by score
+    assert top.beat.tolist() == [1, 3, 2, 0]  # the flagged by score, then the rest by score
     assert np.isnan(top_rows[0, 6:]).all() and (top_rows[0, :6] == 2).all()  # beat 1: 6 samples, then nothing
     assert np.isnan(top_rows[1, 3:]).all() and (top_rows[1, :3] == 4).all()
     # the median of the unflagged beats (0 and 2) over the samples each reaches: no zero from the padding
     np.testing.assert_allclose(median, [2, 2, 2, 2, 2, 2, 2, 2, 1, 1])
     without, _, _ = gallery_rows(rows, kept)
     assert (without[0, 6:] == 0).all()  # without lengths, as stored
+
+
+def test_gallery_takes_reasons_and_families_in_turn_apart_in_time():
+    # ten high-scoring morphology beats of family 1 in one stretch, two rhythm beats, one beat of family 2
+    t = [100.0 + k for k in range(10)] + [300.0, 500.0, 700.0, 900.0]
+    kept = pd.DataFrame({"beat": np.arange(14), "time_s": t, "score": [9.0 - 0.1 * k for k in range(10)]
+                         + [2.0, 1.5, 4.0, 0.1],
+                         "anomaly": [True] * 13 + [False], "reason": ["morphology"] * 10 + ["rhythm"] * 2
+                         + ["morphology", ""], "family": [1] * 10 + [0, 0, 2, 0]})
+    picked = kept.loc[gallery_pick(kept, k=6, apart_s=5.0)].beat.tolist()
+    assert picked[:3] == [0, 12, 10]  # the top of each group (morphology/1, morphology/2, rhythm/0), by score
+    assert picked[3:5] == [11, 5]  # then their seconds: rhythm/0, then morphology/1 at least 5 s from beat 0
+    assert picked[5] == 1  # then by score, the nearness rule spent

@@ -1,11 +1,13 @@
 """plot: holoviews figures of one record, each saved as bokeh HTML and as PNG (matplotlib renderer, so no
-browser is needed): the latent space of the held-out beats, the whole recording (a density image), the
-beat-length histogram and a gallery of the most anomalous beats over the median normal beat.
+browser is needed): the whole recording (a density image, and the waveform at full resolution when zoomed in
+the HTML), the latent space of the held-out beats, the RR-interval histogram and a gallery of flagged beats
+over the median normal beat. Beats are drawn in their AAMI class colour (:mod:`beatflow.report.colours`, as in
+the event strips), flagged beats with a marker per reason; the HTML's hover gives each beat's clock time,
+class, family, reason and score; times are hh:mm:ss from the record's start.
 
 Drawn on the CPU whatever the backend: the figures come from small tables and one lead, and the GPU path
-(cuDF frames for datashader) was slower on the 20 h record (25.3 s against 14.8 s for the rule) while it held
-the workflow's one GPU slot. The trace's density image is one bincount (datashader's numba functions,
-compiled in every fresh process, took 4.9 s of the rule on 2 cores)."""
+(cuDF frames for datashader) was slower on the 20 h record while it held the workflow's one GPU slot. The
+trace's density image is one bincount (datashader's numba functions compile in every fresh process)."""
 
 from __future__ import annotations
 
@@ -18,12 +20,24 @@ from pathlib import Path
 import numpy as np
 
 from beatflow.io.atomic import atomic_path
+from beatflow.report.colours import CLASS_COLOURS
 from beatflow.timefmt import clock
 
 log = logging.getLogger("beatflow")
 
 GALLERY_SIZE = 12
+GALLERY_NORMALS = 2000    # unflagged beats in the median normal beat, at most
+GALLERY_APART_S = 10.0    # the gallery's flagged beats at least this far apart, while there are enough
 TRACE_PIXELS = (1600, 320)
+DETAIL_SAMPLES = 500_000  # samples of the waveform the trace keeps at full resolution
+DETAIL_HALF_S = 2.5       # either side of a flagged beat, when the record has more
+DETAIL_SPAN_S = 60.0      # the trace draws the waveform when zoomed to at most this span
+LENGTH_BINS = 120
+CLOCK_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 14400, 21600, 43200)
+MARKERS = {"morphology": ("triangle", "^"), "rhythm": ("square", "s")}  # bokeh, matplotlib; other reasons: circle
+BEAT_COLUMNS = ["time", "beat", "class", "family", "reason", "score"]
+HOVER = [("time", "@time"), ("beat", "@beat"), ("class", "@class"), ("family", "@family"), ("reason", "@reason"),
+         ("score", "@score{0.00}")]
 
 
 _LOADING = threading.Lock()  # the warm worker loads it in a thread while a job may ask for it
@@ -63,26 +77,84 @@ def save(obj, stem: Path) -> None:
     log.info("plot %s: HTML %.2f s, PNG %.2f s", stem.name, t1 - t0, time.perf_counter() - t1)
 
 
-def latent_plot(latent, record: str):
-    """Held-out beats in the latent space (first two principal components), coloured by score; the hover names
-    each beat's class and family when ``latent`` has them."""
+def hover_dimensions() -> list:
+    """:data:`BEAT_COLUMNS` as holoviews dimensions for the hover only: each with a fixed range, so that
+    holoviews computes no range of them (of thousands of clock strings, slow)."""
     hv = load_holoviews()
+    return [hv.Dimension(name, range=(0, 1)) for name in BEAT_COLUMNS]
+
+
+def beat_fields(frame) -> dict:
+    """The hover's columns of scores rows (``time_s``, ``beat``, ``class``, ``family``, ``reason``, ``score``):
+    the time as hh:mm:ss from the record's start, the reason ``-`` where the beat is not flagged."""
+    return {"time": np.array([clock(t) for t in frame["time_s"].to_numpy()], dtype=object),
+            "beat": frame["beat"].to_numpy(), "class": frame["class"].astype(str).to_numpy(),
+            "family": frame["family"].to_numpy(), "reason": frame["reason"].astype(str).replace("", "-").to_numpy(),
+            "score": frame["score"].to_numpy()}
+
+
+def _styled(element, bokeh: dict, matplotlib: dict):
+    hv = load_holoviews()
+    kind = type(element).__name__
+    return element.opts(getattr(hv.opts, kind)(backend="bokeh", **bokeh),
+                        getattr(hv.opts, kind)(backend="matplotlib", **matplotlib))
+
+
+def latent_pcs(latent) -> np.ndarray:
+    """``[n, 2]``: the latent means on their first two principal components (a second column of zeros for a
+    one-dimensional latent space)."""
     z = latent[[c for c in latent.columns if c.startswith("z")]].to_numpy(np.float64)
     z = z - z.mean(axis=0)
     if z.shape[1] > 2:
         z = z @ np.linalg.svd(z, full_matrices=False)[2][:2].T
     elif z.shape[1] == 1:
         z = np.column_stack([z[:, 0], np.zeros(len(z))])
-    data = {"pc1": z[:, 0], "pc2": z[:, 1], "score": latent["score"].to_numpy(), "beat": latent["beat"].to_numpy()}
-    extra = [c for c in ("class", "family") if c in latent]
-    data.update({c: latent[c].to_numpy() for c in extra})
-    points = hv.Points(data, kdims=["pc1", "pc2"], vdims=["score", "beat", *extra])
-    title = f"{record}: latent space of held-out beats (colour: anomaly score)"
-    return points.opts(
-        hv.opts.Points(color="score", cmap="viridis", clim=(0, 2), colorbar=True, title=title, backend="bokeh",
-                       width=700, height=550, size=4, tools=["hover"]),
-        hv.opts.Points(color="score", cmap="viridis", clim=(0, 2), colorbar=True, title=title, backend="matplotlib",
-                       fig_inches=(7, 5.5), s=6))
+    return z
+
+
+def flagged_layers(make, coords: dict, fields: dict, size: float = 7) -> list:
+    """One layer of the flagged beats per class and reason: ``make(data, label)`` builds it from ``coords``
+    and ``fields`` (:func:`beat_fields`) of those beats; the class colour, a marker per reason."""
+    out = []
+    for c, colour in CLASS_COLOURS.items():
+        for reason in dict.fromkeys(fields["reason"]):
+            m = (fields["class"] == c) & (fields["reason"] == reason)
+            if not m.any():
+                continue
+            bokeh_marker, mpl_marker = MARKERS.get(reason, ("circle", "o"))
+            data = {**{k: v[m] for k, v in coords.items()}, **{k: v[m] for k, v in fields.items()}}
+            out.append(_styled(make(data, f"{c}, {reason} ({int(m.sum())})"),
+                               dict(color=colour, marker=bokeh_marker, size=size, line_color="white"),
+                               dict(color=colour, marker=mpl_marker, s=2 * size, edgecolors="white", linewidth=0.3)))
+    return out
+
+
+def latent_plot(latent, record: str):
+    """Held-out beats in the latent space (first two principal components): unflagged beats as small dots and
+    flagged beats as larger markers (a triangle for morphology, a square for rhythm), all in their AAMI class
+    colour; the hover gives each beat's time, class, family, reason and score. ``latent``: latent.parquet
+    joined with the beats' scores rows."""
+    hv = load_holoviews()
+    z = latent_pcs(latent)
+    pc = [hv.Dimension("pc1", label="latent PC 1 (unitless)"), hv.Dimension("pc2", label="latent PC 2 (unitless)")]
+    fields = beat_fields(latent)
+    flagged = latent["anomaly"].to_numpy(bool)
+    layers = []
+    for c, colour in CLASS_COLOURS.items():
+        m = ~flagged & (fields["class"] == c)
+        if m.any():
+            data = {"pc1": z[m, 0], "pc2": z[m, 1], **{k: v[m] for k, v in fields.items()}}
+            layers.append(_styled(hv.Points(data, pc, hover_dimensions(), label=f"{c}, not flagged ({int(m.sum())})"),
+                                  dict(color=colour, size=3, alpha=0.5, line_alpha=0),
+                                  dict(color=colour, s=3, alpha=0.5)))
+    flagged_fields = {k: v[flagged] for k, v in fields.items()}
+    layers += flagged_layers(lambda data, label: hv.Points(data, pc, hover_dimensions(), label=label),
+                             {"pc1": z[flagged, 0], "pc2": z[flagged, 1]}, flagged_fields)
+    title = f"{record}: latent space of {len(latent)} held-out beats, {int(flagged.sum())} flagged"
+    return hv.Overlay(layers).opts(
+        hv.opts.Points(tools=["hover"], hover_tooltips=HOVER, backend="bokeh"),
+        hv.opts.Overlay(title=title, width=900, height=550, legend_position="right", backend="bokeh"),
+        hv.opts.Overlay(title=title, fig_inches=(9, 5.5), legend_position="right", backend="matplotlib"))
 
 
 def trace_density(x: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS, chunk: int = 1 << 22):
@@ -95,84 +167,211 @@ def trace_density(x: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS, chunk: i
     if hi == lo:
         lo, hi = lo - 1, hi + 1
     counts = np.zeros(width * height, dtype=np.int64)
+    scale = np.float32(height / (hi - lo))
     for start in range(0, n, chunk):
-        part = x[start:start + chunk].astype(np.float64)
-        column = (np.arange(start, start + part.shape[0], dtype=np.int64) * width) // n
-        row = np.minimum(((part - lo) / (hi - lo) * height).astype(np.int64), height - 1)
-        counts += np.bincount(column * height + row, minlength=width * height)
+        part = np.asarray(x[start:start + chunk], dtype=np.float32)
+        row = np.minimum(((part - np.float32(lo)) * scale).astype(np.int32), height - 1)
+        cell = ((np.arange(start, start + part.shape[0], dtype=np.int64) * width) // n).astype(np.int32)
+        cell *= height
+        cell += row
+        counts += np.bincount(cell, minlength=width * height)
     image = counts.reshape(width, height).T[::-1].astype(np.float64)
     image[image == 0] = np.nan
     return image, (lo, hi)
 
 
-def trace_plot(x: np.ndarray, fs: float, lead: str, flagged_t, flagged_v, record: str, flagged_class=None):
-    """The whole recording as a density image (:func:`trace_density`), with flagged beats marked; their classes
-    (``flagged_class``) in the hover and counted in the legend."""
+def detail_windows(n: int, fs: float, peaks, scores, budget: int = DETAIL_SAMPLES,
+                   half_s: float = DETAIL_HALF_S) -> np.ndarray:
+    """``[k, 2]`` sample windows ``[start, end)`` of the waveform kept at full resolution, in time order: the
+    whole record when it has at most ``budget`` samples, else ``half_s`` either side of the flagged beats
+    (``peaks``), the highest ``scores`` first, as many as the budget holds, overlapping windows merged."""
+    if n <= budget:
+        return np.array([[0, n]], dtype=np.int64)
+    h = max(int(half_s * fs), 1)
+    top = np.argsort(-np.asarray(scores, np.float64), kind="stable")[:max(budget // (2 * h), 1)]
+    p = np.sort(np.asarray(peaks, np.int64)[top])
+    if not len(p):
+        return np.zeros((0, 2), dtype=np.int64)
+    starts, ends = np.clip(p - h, 0, n), np.clip(p + h, 0, n)
+    new = np.concatenate([[True], starts[1:] > np.maximum.accumulate(ends)[:-1]])
+    return np.column_stack([starts[new], np.maximum.reduceat(ends, np.flatnonzero(new))]).astype(np.int64)
+
+
+WAVEFORM_JS = """
+const a = xr.start, b = xr.end, zoomed = b - a <= limit;
+image.glyph.global_alpha = zoomed ? 0.2 : 1.0;
+line.visible = zoomed;
+if (!zoomed) return;
+const y = store.data.y, st = windows.data.start, off = windows.data.offset, len = windows.data.length;
+const i0 = Math.floor(a * fs) - 1, i1 = Math.ceil(b * fs) + 1, xs = [], ys = [];
+for (let k = 0; k < st.length; k++) {
+  const lo = Math.max(st[k], i0), hi = Math.min(st[k] + len[k], i1);
+  if (lo >= hi) continue;
+  for (let i = lo; i < hi; i++) { xs.push(i / fs); ys.push(y[off[k] + i - st[k]] * scale); }
+  xs.push(NaN); ys.push(NaN);
+}
+source.data = {x: xs, y: ys};
+"""
+
+
+def waveform_store(x: np.ndarray, windows: np.ndarray) -> dict:
+    """The windows' samples as int16 (``y`` × ``scale`` = the signal) with each window's ``start`` (sample),
+    ``offset`` into ``y`` and ``length``: what the trace's page draws when zoomed in."""
+    parts = [np.asarray(x[a:b], np.float32) for a, b in windows]
+    y = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+    peak = float(np.abs(y).max()) if y.size else 0.0
+    scale = peak / 32000.0 if peak > 0 else 1.0
+    lengths = (windows[:, 1] - windows[:, 0]).astype(np.int32)
+    return {"y": np.round(y / scale).astype(np.int16), "scale": scale, "start": windows[:, 0].astype(np.int32),
+            "offset": (np.cumsum(lengths) - lengths).astype(np.int32), "length": lengths}
+
+
+def _waveform_hook(store: dict, fs: float, limit_s: float):
+    """A bokeh hook: a line of the stored full-resolution waveform, drawn (and the density image faded) while
+    the visible span is at most ``limit_s``."""
+
+    def hook(plot, element) -> None:
+        from bokeh.models import ColumnDataSource, CustomJS
+        from bokeh.models import Image as ImageGlyph
+
+        fig = plot.state
+        image = next(r for r in fig.renderers if isinstance(getattr(r, "glyph", None), ImageGlyph))
+        source = ColumnDataSource({"x": np.zeros(0), "y": np.zeros(0)})
+        line = fig.line("x", "y", source=source, color="black", line_width=1.0, visible=False, level="underlay")
+        windows = ColumnDataSource({k: store[k] for k in ("start", "offset", "length")})
+        code = CustomJS(args=dict(xr=fig.x_range, image=image, line=line, source=source, windows=windows,
+                                  store=ColumnDataSource({"y": store["y"]}), fs=float(fs), scale=store["scale"],
+                                  limit=float(limit_s)), code=WAVEFORM_JS)
+        fig.x_range.js_on_change("start", code)
+        fig.x_range.js_on_change("end", code)
+        if fig.x_range.end - fig.x_range.start <= limit_s:  # a record shorter than the limit: drawn from the start
+            source.data = {"x": np.concatenate([np.arange(a, a + n) / fs for a, n in zip(store["start"],
+                                                                                           store["length"])]),
+                           "y": store["y"] * store["scale"]}
+            line.visible, image.glyph.global_alpha = True, 0.2
+
+    return hook
+
+
+def trace_plot(x: np.ndarray, fs: float, lead: str, flagged, record: str):
+    """The whole recording as a density image (:func:`trace_density`) with the flagged beats (scores rows) at
+    their R peaks, coloured by class, shaped by reason, with a hover; zoomed in to at most
+    :data:`DETAIL_SPAN_S`, the page draws the waveform at full resolution where :func:`detail_windows` kept it."""
     hv = load_holoviews()
     image, (lo, hi) = trace_density(x)
-    x_dim, y_dim = "time (s)", f"{lead} (mV)"  # the signal is in mV (WFDB, EDF; CSV as given)
-    density = hv.Image(image, bounds=(0.0, lo, x.shape[0] / fs, hi), kdims=[x_dim, y_dim], vdims=["samples"])
-    classes = np.full(len(flagged_t), "", dtype=object) if flagged_class is None else np.asarray(flagged_class)
-    names, counts = np.unique(classes.astype(str), return_counts=True)
-    label = "flagged beats" + (" (" + ", ".join(f"{n} {c}" for n, c in zip(names, counts) if n) + ")"
-                               if flagged_class is not None and len(classes) else "")
-    marks = hv.Scatter({x_dim: np.asarray(flagged_t), y_dim: np.asarray(flagged_v), "class": classes.astype(str)},
-                       x_dim, [y_dim, "class"], label=label)
-    title = f"{record}: {lead}, {len(flagged_t)} flagged beats"
-    return (density * marks).opts(
-        hv.opts.Image(cmap="Blues", cnorm="eq_hist", width=1100, height=320, title=title, backend="bokeh"),
-        hv.opts.Scatter(color="red", size=5, tools=["hover"], backend="bokeh"),
+    t = hv.Dimension("t", label="time (hh:mm:ss)")
+    y = hv.Dimension("mv", label=f"{lead} (mV)")  # the signal is in mV (WFDB, EDF; CSV as given)
+    density = hv.Image(image.astype(np.float32), bounds=(0.0, lo, x.shape[0] / fs, hi), kdims=[t, y],
+                       vdims=["samples"])
+    windows = detail_windows(x.shape[0], fs, flagged.peak.to_numpy(), flagged.score.to_numpy())
+    peaks = flagged.peak.to_numpy()
+    marks = flagged_layers(lambda data, label: hv.Scatter(data, t, [y, *hover_dimensions()], label=label),
+                           {"t": flagged.time_s.to_numpy(), "mv": x[peaks]}, beat_fields(flagged))
+    kept = int((windows[:, 1] - windows[:, 0]).sum())
+    where = "the whole record" if kept == x.shape[0] else f"{len(windows)} stretches around the top flagged beats"
+    title = (f"{record}: {lead}, {len(flagged)} flagged beats (zoom to ≤ {DETAIL_SPAN_S:.0f} s for the waveform: "
+             f"{where})")
+    return _trace_opts(hv.Overlay([density, *marks]), title, waveform_store(x, windows), fs, x.shape[0] / fs)
+
+
+CLOCK_JS = """
+const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1;
+const s = Math.max(tick, 0), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, sec = s - 60 * Math.floor(s / 60);
+const digits = step >= 1 ? 0 : step >= 0.1 ? 1 : 2;
+const ss = sec.toFixed(digits).padStart(digits ? 3 + digits : 2, "0");
+return String(h).padStart(2, "0") + ":" + String(m).padStart(2, "0") + ":" + ss;
+"""
+
+
+def clock_ticks(duration_s: float, max_ticks: int = 10) -> list[tuple[float, str]]:
+    """``(seconds, "hh:mm:ss")`` ticks from 0 at the first step of :data:`CLOCK_STEPS_S` that gives at most
+    ``max_ticks``."""
+    step = next((s for s in CLOCK_STEPS_S if duration_s / s + 1 <= max_ticks), CLOCK_STEPS_S[-1])
+    return [(float(v), clock(v)) for v in np.arange(0.0, duration_s + 1e-9, step)]
+
+
+def _clock_axis() -> dict:
+    """Bokeh options of a time axis in seconds drawn as clock time: ticks at round seconds, minutes and hours
+    (tenths and hundredths of a second when zoomed further), labelled hh:mm:ss."""
+    from bokeh.models import AdaptiveTicker, CompositeTicker, CustomJSTickFormatter, SingleIntervalTicker
+
+    fine = AdaptiveTicker(mantissas=[1, 2, 5], base=10, max_interval=0.5, num_minor_ticks=0)
+    ticker = CompositeTicker(tickers=[fine, *[SingleIntervalTicker(interval=s, num_minor_ticks=0)
+                                              for s in CLOCK_STEPS_S]])
+    return dict(xticks=ticker, xformatter=CustomJSTickFormatter(code=CLOCK_JS))
+
+
+def _trace_opts(overlay, title: str, store: dict, fs: float, duration_s: float):
+    hv = load_holoviews()
+    return overlay.opts(
+        hv.opts.Image(cmap="Blues", cnorm="eq_hist", backend="bokeh"),
         hv.opts.Image(cmap="Blues", cnorm="eq_hist", backend="matplotlib"),
-        hv.opts.Scatter(color="red", s=8, backend="matplotlib"),
-        hv.opts.Overlay(title=title, aspect=4, fig_size=400, backend="matplotlib"))
+        hv.opts.Scatter(tools=["hover"], hover_tooltips=HOVER, backend="bokeh"),
+        hv.opts.Overlay(title=title, width=1250, height=360, legend_position="right", backend="bokeh",
+                        hooks=[_waveform_hook(store, fs, DETAIL_SPAN_S)], **_clock_axis()),
+        hv.opts.Overlay(title=title, aspect=4, fig_size=400, legend_position="right", backend="matplotlib",
+                        xticks=clock_ticks(duration_s)))
+
+
+def rr_histogram(rr_s: np.ndarray, upper_s: float, bins: int = LENGTH_BINS):
+    """``(counts, edges, over)``: the histogram of the RR intervals up to ``upper_s`` and how many are longer."""
+    rr_s = np.asarray(rr_s, np.float64)
+    counts, edges = np.histogram(rr_s[rr_s <= upper_s], bins=bins, range=(0.0, upper_s))
+    return counts, edges, int((rr_s > upper_s).sum())
 
 
 def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record: str):
-    """Histogram of beat lengths (seconds to the next peak) with the pruning bounds."""
+    """Histogram of the RR intervals (each detected beat's time to the next R peak) with the pruning bounds, up
+    to 1.25 × the upper bound; the intervals longer than that as one grey overflow bar beside it, labelled."""
     hv = load_holoviews()
-    upper = max(max_rr_s * 1.2, float(np.quantile(length_s, 0.999)))
-    hist = hv.Histogram(np.histogram(np.clip(length_s, 0, upper), bins=120, range=(0, upper)),
-                        kdims=["length (s)"], vdims=["beats"])
+    upper = 1.25 * max_rr_s
+    counts, edges, over = rr_histogram(length_s, upper)
+    rr, n = hv.Dimension("rr", label="RR interval (s)"), hv.Dimension("beats", label="beats (count)")
+    w = edges[1] - edges[0]
+    overflow = hv.Histogram(([upper + 2 * w, upper + 8 * w], [over]), kdims=[rr], vdims=[n])
+    text = hv.Labels(([upper + 5 * w], [over], [f"> {upper:.2f} s: {over}"]), [rr, n], "text")
     bounds = hv.VLine(min_rr_s) * hv.VLine(max_rr_s)
-    title = f"{record}: beat lengths, pruning bounds {min_rr_s}–{max_rr_s} s"
-    return (hist * bounds).opts(
-        hv.opts.Histogram(title=title, width=700, height=350, backend="bokeh"),
+    title = (f"{record}: RR intervals, pruning bounds {min_rr_s}–{max_rr_s} s (dashed); "
+             f"{over} longer than {upper:.2f} s (grey bar)")
+    ticks = [float(v) for v in np.arange(0.0, upper + 1e-9, 0.5 if upper > 2 else 0.25)]  # none under the bar
+    grey = dict(fill_color="#999999", line_color="#666666"), dict(facecolor="#999999", edgecolor="#666666")
+    return (hv.Histogram((edges, counts), kdims=[rr], vdims=[n]) * _styled(overflow, *grey) * text * bounds).opts(
+        hv.opts.Labels(text_baseline="bottom", text_font_size="9pt", text_color="#555555", backend="bokeh"),
+        hv.opts.Labels(verticalalignment="bottom", size=8, color="#555555", backend="matplotlib"),
         hv.opts.VLine(color="red", line_dash="dashed", backend="bokeh"),
         hv.opts.VLine(color="red", linestyle="--", backend="matplotlib"),
-        hv.opts.Overlay(title=title, aspect=2, fig_size=200, backend="matplotlib"))
+        hv.opts.Overlay(title=title, width=750, height=350, xticks=ticks, backend="bokeh"),
+        hv.opts.Overlay(title=title, aspect=2, fig_size=200, xticks=ticks, backend="matplotlib"))
 
 
 def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str, record: str,
                  pre_peak_s: float = 0.0):
-    """The most anomalous beats (first lead, ``rows`` [k, L], NaN past each beat's end) each over the median
-    normal beat ``normal`` [L], stacked top to bottom by score in one panel, time from the R peak (the rows start
-    ``pre_peak_s`` before it), labelled with time, class and family, reason, score and the RR intervals before
-    and after (``info``'s ``rr_before_s`` / ``rr_after_s`` where it has them), with a 1 mV bar. One panel renders
-    in a fraction of a second; a layout of k panels took 5 s (docs/design.md)."""
+    """The gallery's beats (first lead, ``rows`` [k, L], NaN past each beat's end) each over the median normal
+    beat ``normal`` [L] (light grey), stacked top to bottom in :func:`gallery_pick`'s order in one panel, each in
+    its class colour, time from the R peak (the rows start ``pre_peak_s`` before it), labelled with time, class
+    and family, reason, score and the RR intervals before and after (``info``'s ``rr_before_s`` /
+    ``rr_after_s`` where it has them), with a 1 mV bar. One panel renders in a fraction of a second; a layout of
+    k panels took 5 s (docs/design.md)."""
     hv = load_holoviews()
     t = np.arange(rows.shape[1]) / fs - pre_peak_s
     finite = np.concatenate([rows[np.isfinite(rows)], normal[np.isfinite(normal)], [0.0]])
     step = 1.1 * max(float(finite.max() - finite.min()), 1e-6)
     offsets = -step * np.arange(len(rows))
-    gray = [np.column_stack([t, normal + o]) for o in offsets]
-    red = [np.column_stack([t, row + o]) for row, o in zip(rows, offsets)]
-
-    def rr(b) -> str:
-        before, after = b.get("rr_before_s"), b.get("rr_after_s")
-        if before is None and after is None:
-            return ""
-        seconds = [("—" if v is None or not np.isfinite(v) else f"{v:.2f}") for v in (before, after)]
-        return f", RR {seconds[0]} / {seconds[1]} s"
-
-    text = [f"beat {int(b.beat)} @ {clock(b.time_s)}: {_class_of(b)}{b.reason or 'top score'} {b.score:.2f}{rr(b)}"
-            for _, b in info.iterrows()]
     x, y = "time from the R peak (s)", f"{lead} (mV)"
+    classes = info["class"].astype(str).to_numpy() if "class" in info else np.full(len(rows), "")
+    paths = _coloured(hv.Path([np.column_stack([t, normal + o]) for o in offsets], [x, y]), "#bbbbbb")
+    for c in dict.fromkeys(classes):
+        mine = np.flatnonzero(classes == c)
+        paths = paths * _coloured(hv.Path([np.column_stack([t, rows[i] + offsets[i]]) for i in mine], [x, y]),
+                                  CLASS_COLOURS.get(c, "crimson"))
+    text = [f"beat {int(b.beat)} @ {clock(b.time_s)}: {_class_of(b)}{b.reason or 'not flagged'} {b.score:.2f}"
+            f"{_rr_text(b)}" for _, b in info.iterrows()]
     labels = hv.Labels((np.full(len(rows), t[-1]), offsets + 0.35 * step, text), [x, y], "beat")
     bar_y = (offsets[-1] if len(offsets) else 0.0) - 0.5 * step
     bar = _coloured(hv.Path([np.array([[t[0], bar_y], [t[0], bar_y + 1.0]])], [x, y]), "black")
     bar_label = hv.Labels(([t[0] + 0.01], [bar_y + 0.5], ["1 mV"]), [x, y], "scale")
-    title = f"{record}: {len(rows)} most anomalous beats (red) over the median normal beat (grey)"
-    paths = _coloured(hv.Path(gray, [x, y]), "gray") * _coloured(hv.Path(red, [x, y]), "crimson")
+    title = (f"{record}: {len(rows)} flagged beats, by reason and family in turn, in their class colour, "
+             f"over the median normal beat (grey)")
     return (paths * labels * bar * bar_label.opts(
         hv.opts.Labels(text_align="left", text_font_size="8pt", backend="bokeh"),
         hv.opts.Labels(horizontalalignment="left", size=7, backend="matplotlib"))).opts(
@@ -180,6 +379,15 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
         hv.opts.Labels(horizontalalignment="right", size=8, color="black", yaxis=None, backend="matplotlib"),
         hv.opts.Overlay(title=title, width=700, height=60 * max(len(rows), 4), yaxis=None, backend="bokeh"),
         hv.opts.Overlay(title=title, fig_inches=(8, 0.6 * max(len(rows), 4)), yaxis=None, backend="matplotlib"))
+
+
+def _rr_text(beat) -> str:
+    """``", RR 0.81 / 0.42 s"`` from a row's ``rr_before_s`` / ``rr_after_s`` (``""`` without them)."""
+    before, after = beat.get("rr_before_s"), beat.get("rr_after_s")
+    if before is None and after is None:
+        return ""
+    seconds = [("—" if v is None or not np.isfinite(v) else f"{v:.2f}") for v in (before, after)]
+    return f", RR {seconds[0]} / {seconds[1]} s"
 
 
 def _class_of(beat) -> str:
@@ -190,19 +398,40 @@ def _class_of(beat) -> str:
 
 
 def _coloured(path, color: str):
-    hv = load_holoviews()
-    return path.opts(hv.opts.Path(color=color, backend="bokeh"), hv.opts.Path(color=color, backend="matplotlib"))
+    return _styled(path, dict(color=color), dict(color=color))
+
+
+def gallery_pick(kept, k: int = GALLERY_SIZE, apart_s: float = GALLERY_APART_S):
+    """The gallery's beats, ``kept``'s index labels in order: the flagged beats taken in turn from each group of
+    one reason and one family (the groups in the order of their top score, each group by score), leaving out a
+    beat within ``apart_s`` of one already taken; when fewer than ``k``, the rest by score."""
+    flagged = kept[kept.anomaly.to_numpy(bool)].sort_values("score", ascending=False, kind="stable")
+    key = flagged.reason.astype(str) + "/" + flagged.family.astype(str)
+    group = {g: i for i, g in enumerate(dict.fromkeys(key))}
+    order = flagged.assign(_turn=key.groupby(key).cumcount(), _group=key.map(group))
+    order = order.sort_values(["_turn", "_group"], kind="stable")
+    chosen, times = [], []
+    for label, t in zip(order.index, order.time_s.to_numpy(), strict=True):
+        if len(chosen) == k:
+            break
+        if all(abs(t - u) >= apart_s for u in times):
+            chosen.append(label)
+            times.append(t)
+    rest = kept.drop(index=chosen).sort_values("score", ascending=False, kind="stable")
+    return chosen + rest.index[:k - len(chosen)].tolist()
 
 
 def gallery_rows(rows: np.ndarray, kept, lengths=None):
-    """The first lead of the top-scoring kept beats and the median of the unflagged ones. ``kept`` is
-    scores.parquet without the pruned beats: its row i is row i of the embedding ``rows``. With ``lengths``
-    (each kept beat's, in samples), the zero padding after a beat's end is NaN (drawn as nothing, not as a
-    step to zero)."""
-    top = kept.nlargest(GALLERY_SIZE, "score")
+    """The first lead of the gallery's kept beats (:func:`gallery_pick`) and the median of the unflagged ones
+    (of :data:`GALLERY_NORMALS` of them spread evenly over the record, where it has more).
+    ``kept`` is scores.parquet without the pruned beats: its row i is row i of the embedding ``rows``. With
+    ``lengths`` (each kept beat's, in samples), the zero padding after a beat's end is NaN (drawn as nothing,
+    not as a step to zero)."""
+    top = kept.loc[gallery_pick(kept)]
     normal = np.flatnonzero(~kept.anomaly.to_numpy())
     if len(normal) == 0:
         normal = np.arange(len(kept))
+    normal = normal[np.linspace(0, len(normal) - 1, min(len(normal), GALLERY_NORMALS)).astype(np.int64)]
 
     def first_lead(idx):
         part = rows[idx, 0, :].astype(np.float64)
@@ -222,7 +451,6 @@ def plot(record: str, paths: dict, out_dir, seg) -> None:
     ``paths``: ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``.
     """
     from beatflow.backend import select_backend
-    from beatflow.io import arrays
     from beatflow.io.tables import read_frame, read_signal, signal_info
 
     out_dir = Path(out_dir)
@@ -231,19 +459,15 @@ def plot(record: str, paths: dict, out_dir, seg) -> None:
     fs, leads = signal_info(paths["signal"])
     signals, _ = read_signal(paths["signal"], select_backend("cpu"), leads[:1])
     lead, x = leads[0], signals[leads[0]]
-    flagged = scores[scores.anomaly]
-    classes = flagged["class"].to_numpy() if "class" in flagged else None
-    save(trace_plot(x, fs, lead, flagged.time_s.to_numpy(), x[flagged.peak.to_numpy()], record, classes),
-         out_dir / "trace")
-    latent = read_frame(paths["latent"])
-    if "class" in scores:
-        latent = latent.merge(scores[["beat", "class", "family"]], on="beat", how="left")
+    save(trace_plot(x, fs, lead, scores[scores.anomaly], record), out_dir / "trace")
+    latent = read_frame(paths["latent"]).drop(columns="score").merge(scores, on="beat", how="left")
     save(latent_plot(latent, record), out_dir / "latent")
     save(lengths_plot(beats.length.to_numpy() / fs, seg.min_rr_s, seg.max_rr_s, record), out_dir / "lengths")
 
     kept = scores[scores.split != "pruned"].reset_index(drop=True)
     lengths = beats.set_index("beat").length.reindex(kept.beat).to_numpy()
-    top_rows, median, top = gallery_rows(arrays.load(paths["embedding"], gpu=False), kept, lengths)
+    embedding = np.load(paths["embedding"], mmap_mode="r", allow_pickle=False)  # reads the gallery's rows only
+    top_rows, median, top = gallery_rows(embedding, kept, lengths)
     times = scores.sort_values("beat").time_s.to_numpy()  # beat = 0..n-1 in time order
     i = top.beat.to_numpy()
     last = len(times) - 1
