@@ -9,7 +9,8 @@ from beatflow.job import Files, Job
 
 
 def files(named: Files) -> dict:
-    """A job's named input or output files, by name."""
+    """A job's named input or output files, by name (a rule with one output: ``job.output[0]``, which a job
+    built by hand without names has too)."""
     return dict(named.items())
 
 
@@ -19,8 +20,8 @@ def ingest(job: Job) -> None:
     from beatflow.io.ingest import ingest as run
 
     backend = select_backend(job.device, needs=("cudf",))
-    run(job.record, {"path": job.par.path}, files(job.output), IngestParams.from_config(job.par.ingest), backend,
-        fs=job.par.fs, leads=job.par.leads)
+    run(job.record, {"path": job.par.path}, {"signal": job.output[0]}, IngestParams.from_config(job.par.ingest),
+        backend, fs=job.par.fs, leads=job.par.leads)
 
 
 def segment(job: Job) -> None:
@@ -29,7 +30,7 @@ def segment(job: Job) -> None:
     from beatflow.detect.segment import segment as run
 
     backend = select_backend(job.device, needs=("numba.cuda",))
-    run(job.record, files(job.input), files(job.output), SegmentParams.from_config(job.par.segment), backend)
+    run(job.record, files(job.input), {"beats": job.output[0]}, SegmentParams.from_config(job.par.segment), backend)
 
 
 def embed(job: Job) -> None:
@@ -38,7 +39,7 @@ def embed(job: Job) -> None:
     from beatflow.embed.rows import embed as run
 
     backend = select_backend(job.device, needs=("kvikio", "numba.cuda"))
-    run(job.record, files(job.input), files(job.output), EmbedParams.from_config(job.par.embed), backend)
+    run(job.record, files(job.input), {"embedding": job.output[0]}, EmbedParams.from_config(job.par.embed), backend)
 
 
 def train(job: Job) -> None:
@@ -47,7 +48,7 @@ def train(job: Job) -> None:
     from beatflow.learn.train import train as run
 
     backend = select_backend(job.device, needs=("kvikio", "torch"))
-    run(job.record, files(job.input), files(job.output), TrainParams.from_config(job.par.train), backend)
+    run(job.record, files(job.input), {"model": job.output[0]}, TrainParams.from_config(job.par.train), backend)
 
 
 def score(job: Job) -> None:
