@@ -289,9 +289,20 @@ def test_an_abandoned_write_is_removed_and_never_renamed(tmp_path):
     assert abandon_pending  # (imported: the function the worker calls)
 
 
+def successor_listens(run, group, index, timeout_s) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if (channel := client._connect(run, group, index)) is not None:
+            channel.close()
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_report_workers_retire_before_they_grow(demo_run, tmp_path, monkeypatch):
     """25 plot jobs: holoviews and bokeh keep state per figure (a worker grew 259 → 521 MB over 25); a report
-    worker retires after its group's job or memory limit, so every job's worker stays below the limit."""
+    worker retires after its group's job or memory limit, so every job's worker stays below the limit, and
+    starts its successor, which loads its libraries before the next job comes."""
     from beatflow.worker.groups import GROUPS
 
     owner = subprocess.Popen(["sleep", "600"])
@@ -309,6 +320,8 @@ def test_report_workers_retire_before_they_grow(demo_run, tmp_path, monkeypatch)
                       Files(list(outputs.values()), outputs), Files([str(tmp_path / f"plot{i}.log")]),
                       {"segment": config["segment"]}, config)
             assert client.submit(job, 0.1) == (True, None)
+            if i + 1 == GROUPS["report"].max_jobs:  # the first worker retired: its successor listens, unasked
+                assert successor_listens(Run.current(), "report", 0, timeout_s=60.0)
     finally:
         owner.kill()
         owner.wait()

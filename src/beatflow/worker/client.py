@@ -38,7 +38,7 @@ def start_workers(config: dict, but: str = "") -> None:
             if name != but:
                 gpu_group = group.gpu_libraries and len(devices) > 1
                 for index in range(group.at_start):
-                    _spawn(run, slot_of(name, devices[0] if gpu_group else None), index, config)
+                    spawn(run, slot_of(name, devices[0] if gpu_group else None), index, config)
 
 
 def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | None, str | None]:
@@ -127,8 +127,8 @@ def _connect(run: Run, group: str, index: int) -> Channel | None:
     return Channel(conn)
 
 
-def _spawn(run: Run, group: str, index: int, config: dict) -> subprocess.Popen:
-    """Start a worker process of slot ``group`` (it exits at once if that worker already runs)."""
+def spawn(run: Run, group: str, index: int, config: dict) -> subprocess.Popen:
+    """Start worker ``index`` of slot ``group`` (it exits at once if that worker already runs)."""
     path = run.log_path(group, index)
     path.parent.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in THREAD_CAPS}
@@ -143,7 +143,7 @@ def _spawn(run: Run, group: str, index: int, config: dict) -> subprocess.Popen:
 
 def _start(run: Run, group: str, index: int, config: dict) -> Channel | None:
     """Start ``group``'s worker ``index`` and connect to it (None if it does not come up)."""
-    proc = _spawn(run, group, index, config)
+    proc = spawn(run, group, index, config)
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         channel = _connect(run, group, index)

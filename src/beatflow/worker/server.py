@@ -1,6 +1,7 @@
 """The warm worker: ``python -m beatflow.worker.server SLOT INDEX CONFIG_JSON``, of the run named by
 ``BEATFLOW_WORKER_RUN``, started with the run's config by Snakemake's ``onstart`` (every group's first worker)
-or by a rule's script (:mod:`beatflow.worker.client`) that finds its group's workers busy. SLOT is a group,
+or by a rule's script (:mod:`beatflow.worker.client`) that finds its group's workers busy, or by a worker
+that retires after its group's ``max_jobs`` or above its ``max_rss_mb`` (its successor). SLOT is a group,
 or ``group@device`` for the group's workers on one of several GPUs (started with ``CUDA_VISIBLE_DEVICES`` set
 to that device).
 
@@ -111,8 +112,9 @@ def abandon(job: Job, reason: str) -> None:
 class Worker:
     """Queues one client's job at a time for the main thread, which runs it."""
 
-    def __init__(self, run: Run, slot: str, listener: socket.socket):
+    def __init__(self, run: Run, slot: str, index: int, config: str, listener: socket.socket):
         self.group, self.listener = GROUPS[group_of(slot)[0]], listener
+        self.run_, self.slot, self.index, self.config = run, slot, index, config
         device = group_of(slot)[1]
         self.where = f"; warm worker {os.getpid()}" + (f" on GPU device {device}" if device else "")
         self.owner_fd = os.pidfd_open(run.owner)  # ProcessLookupError when Snakemake is already gone
@@ -190,6 +192,10 @@ class Worker:
             self.retiring = True
             self.listener.shutdown(socket.SHUT_RDWR)  # new clients go to a fresh worker
             self.listener.close()
+            if healthy:  # its successor loads the group's libraries now, not when the next job comes
+                from beatflow.worker.client import spawn
+
+                spawn(self.run_, self.slot, self.index, json.loads(self.config))
         self.busy.release()
         return not retire
 
@@ -302,7 +308,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     faulthandler.enable()
     try:
-        worker = Worker(run, group, listener)
+        worker = Worker(run, group, int(index), config, listener)
     except ProcessLookupError:
         print(f"Snakemake process {run.owner} is gone: exiting", file=sys.stderr)
         return
