@@ -7,8 +7,10 @@
 #   profile  what a rule's process pays before its work (python3 -m benchmarks.imports), then seed
 #   warm   the 20 h record's warm GPU run alone: once to compile its kernels, then REPEATS (2) times
 #   cohort8  8 copies of the 20 h record in one snakemake call, GPU backend, nvidia-smi sampled every 250 ms
-#   mitdb  the 22 MIT-BIH DS1 records as one cohort (WFDB with their .atr, carried to /root/mitdb beforehand),
-#          GPU and CPU backends in one report (each record's evaluation.json: detection and classes)
+#   mitdb  the 22 MIT-BIH DS1 records as one cohort (WFDB with their .atr, carried to /root/mitdb beforehand):
+#          where each job's time goes on the GPU (benchmarks/job_profile.py; PROFILE=0: not), then GPU and CPU
+#          backends in one report (each record's evaluation.json: detection and classes)
+#   h20    the 20 h record on the GPU and the CPU, then the 8 x 20 h cohort on the GPU (memory and utilisation sampled)
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -16,7 +18,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD/src:/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
 stamp=$(date -u +%Y%m%d)${TAG:+-$TAG}
 [ -f data/holter20h.csv ] || python3 -m beatflow.synth data/holter20h.csv data/holter20h_truth.csv --hours 20 --sheet data/holter20h.tsv
-case "${1:?phase: gpu, seed, demo, profile, warm, cohort8 or mitdb}" in
+case "${1:?phase: gpu, seed, demo, profile, warm, cohort8, mitdb or h20}" in
 gpu)
   nvidia-smi -L
   if [ "${TESTS:-1}" != 0 ]; then
@@ -61,8 +63,18 @@ mitdb)
   { printf 'record\tpath\ttruth\n'; for h in /root/mitdb/*.hea; do r=$(basename "$h" .hea)
       printf '%s\t%s\t%s\n' "$r" "/root/mitdb/$r" "/root/mitdb/$r.atr"; done; } > data/mitdb.tsv
   timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+  [ "${PROFILE:-1}" != 0 ] && timeout 200 python3 -m benchmarks.job_profile --device gpu --records data/mitdb.tsv \
+    --out "benchmarks/results/job-profile-mitdb-h200-$stamp.json" 2>&1 | grep -A12 '"gpu_slot"'
   timeout ${MITDB_TIMEOUT:-540} python3 -m benchmarks.run_workflow --devices ${MITDB_DEVICES:-gpu cpu} --records data/mitdb.tsv \
     --out "benchmarks/results/mitdb-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tail -20 ;;
+h20)  # the 20 h record on both backends (after filling the kernel caches), then 8 of them as one cohort on the GPU
+  timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+  timeout 240 python3 -m benchmarks.run_workflow --devices gpu cpu --records data/holter20h.tsv \
+    --out "benchmarks/results/holter20h-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | grep -A3 -E 'workflow_wall_s|"plot"' | head -20
+  { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
+    > data/cohort8.tsv
+  timeout ${COHORT_TIMEOUT:-200} python3 -m benchmarks.run_workflow --devices gpu --out "benchmarks/results/cohort8-h200-$stamp.json" \
+    --records data/cohort8.tsv 2>&1 | grep -E '"(gpu|busy_fraction|mean_utilisation_pct|max_memory_used_mib|samples)"|wall' | head ;;
 demo)
   timeout 400 python3 -m benchmarks.run_workflow --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
     --keep-logs "$OUT/runs" 2>&1 | tail -12 ;;

@@ -46,18 +46,24 @@ def outside_rules(logs: Path, wall: float) -> float:
 
 
 def gpu_sampler(out: Path):
-    """Start nvidia-smi sampling GPU utilisation every 250 ms into ``out`` (None where there is no nvidia-smi)."""
+    """Start nvidia-smi sampling GPU utilisation and memory in use every 250 ms into ``out`` (None where there is
+    no nvidia-smi)."""
     if shutil.which("nvidia-smi") is None:
         return None
-    return subprocess.Popen(["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
+    return subprocess.Popen(["nvidia-smi", "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits",
                              "-lms", "250"], stdout=out.open("w"), stderr=subprocess.DEVNULL)
 
 
 def gpu_busy(samples: Path) -> dict:
-    """Share of the samples with the GPU busy (utilisation above 0) and the mean utilisation (%)."""
-    values = [float(v) for v in samples.read_text().split() if v.replace(".", "", 1).isdigit()]
-    return {"samples": len(values), "busy_fraction": sum(v > 0 for v in values) / max(1, len(values)),
-            "mean_utilisation_pct": sum(values) / max(1, len(values))}
+    """Share of the samples with the GPU busy (utilisation above 0), the mean utilisation (%) and the most
+    device memory in use (MiB, every process's)."""
+    rows = [line.split(",") for line in samples.read_text().splitlines()]
+    rows = [(float(u), float(m)) for u, m, *_ in (r for r in rows if len(r) >= 2)
+            if u.strip().replace(".", "", 1).isdigit() and m.strip().replace(".", "", 1).isdigit()]
+    use = [u for u, _ in rows]
+    return {"samples": len(use), "busy_fraction": sum(u > 0 for u in use) / max(1, len(use)),
+            "mean_utilisation_pct": sum(use) / max(1, len(use)),
+            "max_memory_used_mib": max((m for _, m in rows), default=None)}
 
 
 ARTIFACTS = ("signal.parquet", "beats.parquet", "embedding.npy", "model.pt", "scores.parquet", "latent.parquet",
