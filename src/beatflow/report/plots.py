@@ -350,8 +350,8 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
     beat ``normal`` [L] (light grey), stacked top to bottom in :func:`gallery_pick`'s order in one panel, each in
     its class colour, time from the R peak (the rows start ``pre_peak_s`` before it), labelled with time, class
     and family, reason, score and the RR intervals before and after (``info``'s ``rr_before_s`` /
-    ``rr_after_s`` where it has them), with a 1 mV bar. One panel renders in a fraction of a second; a layout of
-    k panels took 5 s (docs/design.md)."""
+    ``rr_after_s`` where it has them), with a 1 mV bar. One panel: a layout of k panels renders far slower
+    (docs/design.md)."""
     hv = load_holoviews()
     t = np.arange(rows.shape[1]) / fs - pre_peak_s
     finite = np.concatenate([rows[np.isfinite(rows)], normal[np.isfinite(normal)], [0.0]])
@@ -370,8 +370,9 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
     bar_y = (offsets[-1] if len(offsets) else 0.0) - 0.5 * step
     bar = _coloured(hv.Path([np.array([[t[0], bar_y], [t[0], bar_y + 1.0]])], [x, y]), "black")
     bar_label = hv.Labels(([t[0] + 0.01], [bar_y + 0.5], ["1 mV"]), [x, y], "scale")
-    title = (f"{record}: {len(rows)} flagged beats, by reason and family in turn, in their class colour, "
-             f"over the median normal beat (grey)")
+    flagged = int(info["anomaly"].sum()) if "anomaly" in info else len(rows)
+    title = (f"{record}: {len(rows)} beats ({flagged} flagged), by reason and family in turn, in their class "
+             f"colour, over the median normal beat (grey)")
     return (paths * labels * bar * bar_label.opts(
         hv.opts.Labels(text_align="left", text_font_size="8pt", backend="bokeh"),
         hv.opts.Labels(horizontalalignment="left", size=7, backend="matplotlib"))).opts(
