@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from beatflow.report.colours import CLASS_COLOURS, REASON_COLOURS
+from beatflow.report import strips
+from beatflow.report.colours import CLASS_COLOURS
 from beatflow.report.plots import (DETAIL_SPAN_S, detail_windows, gallery_pick, gallery_rows, latent_plot,
                                    lengths_plot, load_holoviews, rr_histogram, save, trace_plot, waveform_store)
 
@@ -105,7 +106,7 @@ def test_latent_colours_are_the_class_colours_with_flagged_beats_by_reason():
     assert labels == ["N, not flagged (108)", "S, rhythm (6)", "V, morphology (6)"]
     assert all([n for n, _ in t.tooltips][:6] == ["time", "beat", "class", "family", "reason", "score"]
                for t in hovers(model))
-    assert set(REASON_COLOURS) == {"morphology", "rhythm"}
+    assert strips.CLASS_COLOURS is CLASS_COLOURS  # the strips draw the same colours
 
 
 def test_lengths_count_the_intervals_past_the_range_in_an_overflow_bar():
