@@ -137,7 +137,8 @@ def detected_section(records: list[str], data: Path) -> dict:
         signals, leads, fs = read_wfdb(data / rec, None)
         first = signals[leads[0]]
         second = signals[leads[1]] if len(leads) > 1 else None
-        peaks = np.unique(np.asarray(detect_peaks(first, stage_params()[0].in_samples(fs), backend, second=second), np.int64))
+        peaks = np.unique(np.asarray(detect_peaks(first, stage_params()[0].in_samples(fs), backend,
+                                                  second=second), np.int64))
         ref_samples = np.round(ref["time_s"] * fs).astype(np.int64)
         ti, di = match(ref_samples, peaks, TOLERANCE_S * fs)
         classes = np.full(len(peaks), "N", dtype="<U1")

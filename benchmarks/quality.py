@@ -158,9 +158,13 @@ def run_stages(name: str, paths: dict, fs: float, length_s: float, epochs: int, 
     backend = select_backend("cpu")
     seg, tp, sp = stage_params(epochs=epochs, seed=seed)
     stages = {
-        "segment": lambda: segment(name, {"signal": paths["signal"]}, {"beats": paths["beats"]}, seg, backend),
-        "embed": lambda: embed(name, {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]}, EmbedParams.defaults(length_s=length_s, band_hz=band_hz()), backend),
-        "train": lambda: train(name, {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]}, {"model": paths["model"]}, tp, backend),
+        "segment": lambda: segment(name, {"signal": paths["signal"]}, {"beats": paths["beats"]}, seg,
+                                   backend),
+        "embed": lambda: embed(name, {"signal": paths["signal"], "beats": paths["beats"]},
+                               {"embedding": paths["embedding"]}, EmbedParams.defaults(length_s=length_s,
+                                                                                       band_hz=band_hz()), backend),
+        "train": lambda: train(name, {"embedding": paths["embedding"], "beats": paths["beats"],
+                                      "signal": paths["signal"]}, {"model": paths["model"]}, tp, backend),
         "score": lambda: score(name, paths, paths, sp, backend)}
     seconds = {}
     for stage, call in stages.items():

@@ -73,14 +73,17 @@ def main(argv=None) -> None:
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         paths = artifact_paths(Path(tmp))
-        ingest("r", {"path": a.csv}, {"signal": paths["signal"]}, IngestParams.from_config(config()["ingest"]), backend,
+        ingest("r", {"path": a.csv}, {"signal": paths["signal"]},
+               IngestParams.from_config(config()["ingest"]), backend,
                fs=a.fs, leads=[c for c in csv_header(a.csv) if c != TIME])
         segment("r", {"signal": paths["signal"]}, {"beats": paths["beats"]}, seg, backend)
-        embed("r", {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]}, EmbedParams.defaults(length_s=embed_length_s(), band_hz=band_hz()), backend)
+        embed("r", {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]},
+              EmbedParams.defaults(length_s=embed_length_s(), band_hz=band_hz()), backend)
         for seed in a.seeds:
             t0 = time.perf_counter()
             _, tp, sp = stage_params(seed=seed, **({"epochs": a.epochs} if a.epochs else {}))
-            train("r", {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]}, {"model": paths["model"]}, tp, backend)
+            train("r", {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]},
+                  {"model": paths["model"]}, tp, backend)
             score("r", paths, paths, sp, backend)
             table = pd.read_parquet(paths["scores"])
             result = evaluate(truth, table, a.fs)

@@ -107,7 +107,8 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     }
     if second is not None:
         lead = detection_envelope(second, p.in_samples(fs), backend.xp, absolute=True)
-        parts["second_lead_envelope"] = lambda: detection_envelope(second, p.in_samples(fs), backend.xp, absolute=True)
+        parts["second_lead_envelope"] = lambda: detection_envelope(second, p.in_samples(fs), backend.xp,
+                                                                   absolute=True)
         parts["second_lead_support"] = lambda: lead_support(lead, fs, candidates, backend.xp)
         parts["fused_envelope"] = lambda: fused_envelope(envelope, lead, fs, backend.xp)
     return {"samples_per_lead": int(first.shape[0]), "leads": len(signals), "beats": len(peaks),

@@ -91,7 +91,8 @@ def test_training_out_of_memory_retries_with_smaller_batches(monkeypatch, caplog
         return real(m, x)
 
     monkeypatch.setattr(model, "loss_terms", small_batches_only)
-    _, history = fit(torch.randn(1024, 1, 16), TrainParams.defaults(epochs=2, batch_size=64), torch.device("cpu"))
+    _, history = fit(torch.randn(1024, 1, 16), TrainParams.defaults(epochs=2, batch_size=64),
+                     torch.device("cpu"))
     assert len(history) == 2
     assert "batch size 64; starting again with 32" in caplog.text and "batch size 32; starting again with 16" in caplog.text
 
@@ -103,31 +104,38 @@ def test_training_out_of_memory_retries_with_smaller_batches(monkeypatch, caplog
 def test_segmentation_out_of_memory_says_what_to_change(monkeypatch, short_record, tmp_path, cpu):
     import beatflow.detect.segment as seg
 
-    ingest("r", {"path": short_record[0]}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=None)
+    ingest("r", {"path": short_record[0]}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu,
+           fs=250.0, leads=None)
     monkeypatch.setattr(seg, "detect_peaks", lambda *a: (_ for _ in ()).throw(MemoryError("out of memory")))
     with pytest.raises(BeatflowError, match="record 'r'.*out of CPU memory segmenting 150000 samples.*device: cpu"):
-        segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
+        segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"},
+                SegmentParams.defaults(), cpu)
     assert not (tmp_path / "b.parquet").exists()
 
 
 def test_embedding_out_of_memory_says_what_to_change(monkeypatch, short_record, tmp_path, cpu):
     import beatflow.embed.rows as emb
 
-    ingest("r", {"path": short_record[0]}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=None)
-    segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
+    ingest("r", {"path": short_record[0]}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu,
+           fs=250.0, leads=None)
+    segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"},
+            SegmentParams.defaults(), cpu)
     monkeypatch.setattr(emb, "embed_beats", lambda *a: (_ for _ in ()).throw(MemoryError("out of memory")))
     with pytest.raises(BeatflowError, match=r"record 'r'.*out of CPU memory embedding \d+ beats x 1 lead\(s\) x 250 "
                        r"samples.*reduce embed.length_s"):
-        emb.embed("r", {"signal": tmp_path / "s.parquet", "beats": tmp_path / "b.parquet"}, {"embedding": tmp_path / "e.npy"}, EmbedParams.defaults(length_s=1.0), cpu)
+        emb.embed("r", {"signal": tmp_path / "s.parquet", "beats": tmp_path / "b.parquet"},
+                  {"embedding": tmp_path / "e.npy"}, EmbedParams.defaults(length_s=1.0), cpu)
     assert not (tmp_path / "e.npy").exists()
 
 
 def test_corrupt_signal_parquet_is_a_clear_error(short_record, tmp_path, cpu):
-    ingest("r", {"path": short_record[0]}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=None)
+    ingest("r", {"path": short_record[0]}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu,
+           fs=250.0, leads=None)
     data = (tmp_path / "s.parquet").read_bytes()
     (tmp_path / "s.parquet").write_bytes(data[: len(data) // 2])
     with pytest.raises(BeatflowError, match="s.parquet: not a readable parquet file"):
-        segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
+        segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"},
+                SegmentParams.defaults(), cpu)
 
 
 def test_same_input_config_and_seed_give_identical_results(short_record, tmp_path, cpu):
@@ -136,11 +144,15 @@ def test_same_input_config_and_seed_give_identical_results(short_record, tmp_pat
     for k in range(2):
         d = tmp_path / str(k)
         d.mkdir()
-        ingest("r", {"path": csv}, {"signal": d / "signal.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=["MLII", "V1"])
-        segment("r", {"signal": d / "signal.parquet"}, {"beats": d / "beats.parquet"}, SegmentParams.defaults(), cpu)
-        embed("r", {"signal": d / "signal.parquet", "beats": d / "beats.parquet"}, {"embedding": d / "embedding.npy"}, EmbedParams.defaults(length_s=1.0), cpu)
+        ingest("r", {"path": csv}, {"signal": d / "signal.parquet"}, IngestParams.defaults(), cpu, fs=250.0,
+               leads=["MLII", "V1"])
+        segment("r", {"signal": d / "signal.parquet"}, {"beats": d / "beats.parquet"},
+                SegmentParams.defaults(), cpu)
+        embed("r", {"signal": d / "signal.parquet", "beats": d / "beats.parquet"},
+              {"embedding": d / "embedding.npy"}, EmbedParams.defaults(length_s=1.0), cpu)
         p = TrainParams.defaults(epochs=3)
-        train("r", {"embedding": d / "embedding.npy", "beats": d / "beats.parquet", "signal": d / "signal.parquet"}, {"model": d / "model.pt"}, p, cpu)
+        train("r", {"embedding": d / "embedding.npy", "beats": d / "beats.parquet",
+                    "signal": d / "signal.parquet"}, {"model": d / "model.pt"}, p, cpu)
         score("r", artifact_paths(d), artifact_paths(d), ScoreParams.defaults(), cpu)
         runs.append(d)
     for name in ("signal.parquet", "beats.parquet", "embedding.npy"):

@@ -69,7 +69,8 @@ def test_on_clean_leads_fusion_keeps_the_first_leads_peaks(cpu, caplog):
     spec = SynthSpec(duration_s=300, fs=360, seed=12, pvc_rate=0.05, aberrant_rate=0.03)
     leads, truth, _ = generate(spec)
     with caplog.at_level(logging.INFO, logger="beatflow"):
-        fused = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=leads["V1"])
+        fused = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu,
+                             second=leads["V1"])
     assert "detection on both leads" in caplog.text
     alone = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu)
     np.testing.assert_array_equal(fused, alone)
@@ -83,7 +84,8 @@ def test_a_second_lead_that_shows_no_beats_is_not_fused(cpu, caplog):
     with caplog.at_level(logging.INFO, logger="beatflow"):
         peaks = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=off)
     assert "first lead alone" in caplog.text
-    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu))
+    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"],
+                                                      SegmentParams.defaults().in_samples(spec.fs), cpu))
 
 
 def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):
@@ -103,7 +105,9 @@ def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):
 def test_fusion_finds_the_same_peaks_on_the_gpu(cpu, gpu):
     fs, first, second, _, _ = buried_first_lead()
     xp = gpu.xp
-    on_gpu = detect_peaks(xp.asarray(first), SegmentParams.defaults().in_samples(fs), gpu, second=xp.asarray(second))
-    np.testing.assert_array_equal(on_gpu, detect_peaks(first, SegmentParams.defaults().in_samples(fs), cpu, second=second))
+    on_gpu = detect_peaks(xp.asarray(first), SegmentParams.defaults().in_samples(fs), gpu,
+                          second=xp.asarray(second))
+    np.testing.assert_array_equal(on_gpu, detect_peaks(first, SegmentParams.defaults().in_samples(fs), cpu,
+                                                       second=second))
     np.testing.assert_allclose(xp.asnumpy(fused_envelope(xp.asarray(first), xp.asarray(second), fs, xp)),
                                fused_envelope(first, second, fs, np), rtol=1e-5, atol=1e-6)

@@ -22,9 +22,12 @@ def both(short_record, tmp_path_factory, cpu, gpu):
     out = {}
     for name, backend in (("cpu", cpu), ("gpu", gpu)):
         d = tmp_path_factory.mktemp(name)
-        ingest("r", {"path": csv}, {"signal": d / "signal.parquet"}, IngestParams.defaults(), backend, fs=250.0, leads=["MLII", "V1"])
-        segment("r", {"signal": d / "signal.parquet"}, {"beats": d / "beats.parquet"}, SegmentParams.defaults(), backend)
-        embed("r", {"signal": d / "signal.parquet", "beats": d / "beats.parquet"}, {"embedding": d / "embedding.npy"}, EmbedParams.defaults(length_s=1.0), backend)
+        ingest("r", {"path": csv}, {"signal": d / "signal.parquet"}, IngestParams.defaults(), backend,
+               fs=250.0, leads=["MLII", "V1"])
+        segment("r", {"signal": d / "signal.parquet"}, {"beats": d / "beats.parquet"},
+                SegmentParams.defaults(), backend)
+        embed("r", {"signal": d / "signal.parquet", "beats": d / "beats.parquet"},
+              {"embedding": d / "embedding.npy"}, EmbedParams.defaults(length_s=1.0), backend)
         out[name] = d
     return out
 
@@ -78,7 +81,8 @@ def test_train_and_score_on_gpu_then_plot(both, gpu, short_record):
 
     d = both["gpu"]
     p = TrainParams.defaults(epochs=3)
-    train("r", {"embedding": d / "embedding.npy", "beats": d / "beats.parquet", "signal": d / "signal.parquet"}, {"model": d / "model.pt"}, p, gpu)
+    train("r", {"embedding": d / "embedding.npy", "beats": d / "beats.parquet",
+                "signal": d / "signal.parquet"}, {"model": d / "model.pt"}, p, gpu)
     paths = artifact_paths(d)
     score("r", paths, paths, ScoreParams.defaults(), gpu)
     scores = pd.read_parquet(paths["scores"])
@@ -86,7 +90,8 @@ def test_train_and_score_on_gpu_then_plot(both, gpu, short_record):
         set() if (~pd.read_parquet(paths["beats"]).kept).any() else {"pruned"})
     result = write_evaluation("r", short_record[1], paths["scores"], paths["signal"], d / "evaluation.json")
     assert result["sensitivity"] >= 0.99 and result["ppv"] >= 0.99
-    plot("r", paths, d / "plots", SegmentParams.defaults())  # the plot rule draws on the CPU from the GPU's outputs
+    plot("r", paths, d / "plots",
+         SegmentParams.defaults())  # the plot rule draws on the CPU from the GPU's outputs
     for name in ("latent", "trace", "lengths", "gallery"):
         assert (d / "plots" / f"{name}.png").stat().st_size > 1000
         assert (d / "plots" / f"{name}.html").stat().st_size > 1000
@@ -110,12 +115,14 @@ def test_gpu_runs_are_deterministic(both, gpu, tmp_path, record_property):
     from beatflow.score.scores import ScoreParams, score
 
     d = both["gpu"]
-    segment("r", {"signal": d / "signal.parquet"}, {"beats": tmp_path / "beats.parquet"}, SegmentParams.defaults(), gpu)
+    segment("r", {"signal": d / "signal.parquet"}, {"beats": tmp_path / "beats.parquet"},
+            SegmentParams.defaults(), gpu)
     assert (tmp_path / "beats.parquet").read_bytes() == (d / "beats.parquet").read_bytes()
     scores, weights = [], []
     for k in range(2):
         p = TrainParams.defaults(epochs=3)
-        train("r", {"embedding": d / "embedding.npy", "beats": d / "beats.parquet", "signal": d / "signal.parquet"}, {"model": tmp_path / f"m{k}.pt"}, p, gpu)
+        train("r", {"embedding": d / "embedding.npy", "beats": d / "beats.parquet",
+                    "signal": d / "signal.parquet"}, {"model": tmp_path / f"m{k}.pt"}, p, gpu)
         paths = artifact_paths(d, model=tmp_path / f"m{k}.pt", scores=tmp_path / f"s{k}.parquet",
                                latent=tmp_path / f"l{k}.parquet")
         score("r", paths, paths, ScoreParams.defaults(), gpu)
@@ -149,7 +156,8 @@ def scored(both, cpu, gpu, short_record, tmp_path_factory):
         d = tmp_path_factory.mktemp(name)
         models[name] = models["cpu"] if trainer is None else d / "model.pt"
         if trainer is not None:
-            train("r", {"embedding": src / "embedding.npy", "beats": src / "beats.parquet", "signal": src / "signal.parquet"}, {"model": models[name]}, p, trainer)
+            train("r", {"embedding": src / "embedding.npy", "beats": src / "beats.parquet",
+                        "signal": src / "signal.parquet"}, {"model": models[name]}, p, trainer)
         paths = artifact_paths(src, model=models[name], scores=d / "scores.parquet", latent=d / "latent.parquet")
         score("r", paths, paths, ScoreParams.defaults(), scorer)
         evaluation = write_evaluation("r", short_record[1], paths["scores"], paths["signal"], d / "evaluation.json")

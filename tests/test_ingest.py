@@ -66,7 +66,8 @@ def test_bad_input_names_record_file_and_problem(tmp_path, cpu, text, fs, leads,
     src = write_csv(tmp_path / "bad.csv", text)
     out = tmp_path / "s.parquet"
     with pytest.raises(BeatflowError) as err:
-        ingest("rec1", {"path": src}, {"signal": out}, IngestParams.defaults(max_gap_s=0.001), cpu, fs=fs, leads=leads)
+        ingest("rec1", {"path": src}, {"signal": out}, IngestParams.defaults(max_gap_s=0.001), cpu, fs=fs,
+               leads=leads)
     message = str(err.value)
     assert "record 'rec1'" in message and "bad.csv" in message and problem in message
     assert not out.exists() and list(tmp_path.iterdir()) == [src]  # no partial artifact
@@ -74,10 +75,12 @@ def test_bad_input_names_record_file_and_problem(tmp_path, cpu, text, fs, leads,
 
 def test_missing_file_and_unknown_type(tmp_path, cpu):
     with pytest.raises(BeatflowError, match="file not found"):
-        ingest("r", {"path": tmp_path / "nope.csv"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=None)
+        ingest("r", {"path": tmp_path / "nope.csv"}, {"signal": tmp_path / "s.parquet"},
+               IngestParams.defaults(), cpu, fs=250.0, leads=None)
     (tmp_path / "x.txt").write_text("1\n2\n")
     with pytest.raises(BeatflowError, match="unsupported file type"):
-        ingest("r", {"path": tmp_path / "x.txt"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=250.0, leads=None)
+        ingest("r", {"path": tmp_path / "x.txt"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(),
+               cpu, fs=250.0, leads=None)
 
 
 def test_synthetic_record_round_trips(short_record, tmp_path, cpu):

@@ -121,8 +121,10 @@ def flagged_by_label(spec, tmp_path, backend):
     paths = artifact_paths(tmp_path)
     write_signal(leads, spec.fs, paths["signal"], gpu=False)
     segment("r", {"signal": paths["signal"]}, {"beats": paths["beats"]}, SegmentParams.defaults(), backend)
-    embed("r", {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]}, EmbedParams.defaults(length_s=1.0), backend)
-    train("r", {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]}, {"model": paths["model"]}, TrainParams.defaults(), backend)
+    embed("r", {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]},
+          EmbedParams.defaults(length_s=1.0), backend)
+    train("r", {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]},
+          {"model": paths["model"]}, TrainParams.defaults(), backend)
     score("r", paths, paths, ScoreParams.defaults(), backend)
     table = read_frame(paths["scores"])
     truth_index, detected = match(true, table.peak.to_numpy(), 0.15 * spec.fs)

@@ -35,7 +35,8 @@ def leads_of(path):
 def test_wfdb_record_every_signal_in_mv(tmp_path, cpu, suffix):
     record, signal = write_wfdb(tmp_path)
     out = tmp_path / "s.parquet"
-    ingest("r1", {"path": f"{record}{suffix}"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None, leads=None)
+    ingest("r1", {"path": f"{record}{suffix}"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None,
+           leads=None)
     assert signal_info(out) == (360.0, ["MLII", "V1"])
     got = leads_of(out)
     assert got["MLII"].dtype == np.float32
@@ -56,7 +57,8 @@ def test_multi_segment_wfdb_record(tmp_path, cpu):
     write_wfdb(tmp_path, "s2", n=1500)
     (tmp_path / "multi.hea").write_text("multi/2 2 360 2500\ns1 1000\ns2 1500\n")
     out = tmp_path / "s.parquet"
-    ingest("m", {"path": tmp_path / "multi"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None, leads=None)
+    ingest("m", {"path": tmp_path / "multi"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None,
+           leads=None)
     assert signal_info(out) == (360.0, ["MLII", "V1"])
     got = leads_of(out)["MLII"]
     assert got.shape == (2500,)
@@ -105,7 +107,8 @@ def write_edf(path, rates=(360, 360), labels=("ECG1", "ECG2"), seconds=4):
 def test_edf_file_in_mv(tmp_path, cpu):
     signals = write_edf(tmp_path / "a.edf")
     out = tmp_path / "s.parquet"
-    ingest("e", {"path": tmp_path / "a.edf"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None, leads=None)
+    ingest("e", {"path": tmp_path / "a.edf"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None,
+           leads=None)
     assert signal_info(out) == (360.0, ["ECG1", "ECG2"])
     np.testing.assert_allclose(leads_of(out)["ECG2"], signals[1], atol=0.01)  # 16-bit over ±2 mV, µV → mV
 
@@ -113,15 +116,18 @@ def test_edf_file_in_mv(tmp_path, cpu):
 def test_edf_leads_of_different_rates_are_an_error_naming_them(tmp_path, cpu):
     write_edf(tmp_path / "a.edf", rates=(360, 128), labels=("ECG", "RESP"))
     with pytest.raises(BeatflowError, match="different sampling rates.*ECG 360 Hz, RESP 128 Hz"):
-        ingest("e", {"path": tmp_path / "a.edf"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=None, leads=None)
-    ingest("e", {"path": tmp_path / "a.edf"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=None, leads=["ECG"])  # one rate: fine
+        ingest("e", {"path": tmp_path / "a.edf"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(),
+               cpu, fs=None, leads=None)
+    ingest("e", {"path": tmp_path / "a.edf"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(),
+           cpu, fs=None, leads=["ECG"])  # one rate: fine
     assert signal_info(tmp_path / "s.parquet") == (360.0, ["ECG"])
 
 
 def test_malformed_edf_is_an_error(tmp_path, cpu):
     (tmp_path / "a.edf").write_bytes(b"0       not an edf header" * 20)
     with pytest.raises(BeatflowError, match="cannot parse the EDF/BDF header"):
-        ingest("e", {"path": tmp_path / "a.edf"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(), cpu, fs=None, leads=None)
+        ingest("e", {"path": tmp_path / "a.edf"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(),
+               cpu, fs=None, leads=None)
     assert not (tmp_path / "s.parquet").exists()
 
 

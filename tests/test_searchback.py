@@ -49,7 +49,8 @@ def test_pauses_with_noise_get_no_beat(cpu):
     rr = np.diff(truth)
     assert (rr > 1.5 * np.median(rr)).sum() >= 20  # long intervals to search
     peaks = detect_peaks(leads["MLII"], ON.in_samples(spec.fs), cpu, second=leads["V1"])
-    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], OFF.in_samples(spec.fs), cpu, second=leads["V1"]))
+    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], OFF.in_samples(spec.fs), cpu,
+                                                      second=leads["V1"]))
     assert errors(truth, peaks, spec.fs)[0] == 0
 
 

@@ -49,17 +49,20 @@ def test_beats_table_known_answer():
 def test_flat_line_and_short_recording_are_clear_errors(tmp_path, cpu):
     write_signal({"ecg": np.zeros(250 * 60, np.float32)}, 250.0, tmp_path / "flat.parquet", gpu=False)
     with pytest.raises(BeatflowError, match="record 'r'.*found 0 beat"):
-        segment("r", {"signal": tmp_path / "flat.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
+        segment("r", {"signal": tmp_path / "flat.parquet"}, {"beats": tmp_path / "b.parquet"},
+                SegmentParams.defaults(), cpu)
     write_signal({"ecg": np.ones(250 * 5, np.float32)}, 250.0, tmp_path / "short.parquet", gpu=False)
     with pytest.raises(BeatflowError, match="recording is 5.0 s long"):
-        segment("r", {"signal": tmp_path / "short.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
+        segment("r", {"signal": tmp_path / "short.parquet"}, {"beats": tmp_path / "b.parquet"},
+                SegmentParams.defaults(), cpu)
     assert not (tmp_path / "b.parquet").exists()
 
 
 def test_segment_writes_the_contract(tmp_path, cpu):
     leads, truth, _ = generate(SynthSpec(duration_s=120, seed=8))
     write_signal(leads, 250.0, tmp_path / "s.parquet", gpu=False)
-    segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
+    segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"},
+            SegmentParams.defaults(), cpu)
     beats = pd.read_parquet(tmp_path / "b.parquet")
     assert beats.dtypes.astype(str).tolist() == ["int64", "int64", "int64", "int64", "bool"]
     assert abs(len(beats) - len(truth)) <= 1

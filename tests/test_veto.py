@@ -123,13 +123,16 @@ def test_the_second_lead_drops_the_noise_the_rhythm_test_leaves(cpu):
     assert len(two) - found_two <= (len(one) - found_one) / 2
     assert found_two >= found_one
     off = np.random.default_rng(0).standard_normal(len(leads["V1"])).astype(np.float32)
-    np.testing.assert_array_equal(detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=off), one)
+    np.testing.assert_array_equal(detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs),
+                                               cpu, second=off), one)
 
 
 @pytest.mark.gpu
 def test_the_veto_keeps_the_same_peaks_on_the_gpu(cpu, gpu):
     leads = generate(MUSCLE)[0]
     x, second = leads["MLII"], leads["V1"]
-    on_gpu = detect_peaks(gpu.xp.asarray(x), SegmentParams.defaults().in_samples(MUSCLE.fs), gpu, second=gpu.xp.asarray(second))
+    on_gpu = detect_peaks(gpu.xp.asarray(x), SegmentParams.defaults().in_samples(MUSCLE.fs), gpu,
+                          second=gpu.xp.asarray(second))
     assert isinstance(on_gpu, np.ndarray)  # host peaks: beat-sized
-    np.testing.assert_array_equal(on_gpu, detect_peaks(x, SegmentParams.defaults().in_samples(MUSCLE.fs), cpu, second=second))
+    np.testing.assert_array_equal(on_gpu, detect_peaks(x, SegmentParams.defaults().in_samples(MUSCLE.fs), cpu,
+                                                       second=second))

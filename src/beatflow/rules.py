@@ -20,8 +20,9 @@ def ingest(job: Job) -> None:
     from beatflow.io.ingest import ingest as run
 
     backend = select_backend(job.device, needs=("cudf",))
-    run(job.record, {"path": job.par.path}, {"signal": job.output[0]}, IngestParams.from_config(job.par.ingest),
-        backend, fs=job.par.fs, leads=job.par.leads)
+    p = IngestParams.from_config(job.par.ingest)
+    run(job.record, {"path": job.par.path}, {"signal": job.output[0]}, p, backend, fs=job.par.fs,
+        leads=job.par.leads)
 
 
 def segment(job: Job) -> None:
@@ -30,7 +31,8 @@ def segment(job: Job) -> None:
     from beatflow.detect.segment import segment as run
 
     backend = select_backend(job.device, needs=("numba.cuda",))
-    run(job.record, files(job.input), {"beats": job.output[0]}, SegmentParams.from_config(job.par.segment), backend)
+    run(job.record, files(job.input), {"beats": job.output[0]}, SegmentParams.from_config(job.par.segment),
+        backend)
 
 
 def embed(job: Job) -> None:
@@ -39,7 +41,8 @@ def embed(job: Job) -> None:
     from beatflow.embed.rows import embed as run
 
     backend = select_backend(job.device, needs=("kvikio", "numba.cuda"))
-    run(job.record, files(job.input), {"embedding": job.output[0]}, EmbedParams.from_config(job.par.embed), backend)
+    run(job.record, files(job.input), {"embedding": job.output[0]}, EmbedParams.from_config(job.par.embed),
+        backend)
 
 
 def train(job: Job) -> None:
@@ -48,7 +51,8 @@ def train(job: Job) -> None:
     from beatflow.learn.train import train as run
 
     backend = select_backend(job.device, needs=("kvikio", "torch"))
-    run(job.record, files(job.input), {"model": job.output[0]}, TrainParams.from_config(job.par.train), backend)
+    run(job.record, files(job.input), {"model": job.output[0]}, TrainParams.from_config(job.par.train),
+        backend)
 
 
 def score(job: Job) -> None:
@@ -66,7 +70,7 @@ def plot(job: Job) -> None:
     from beatflow.io.tables import beats_parameters
     from beatflow.report.plots import plot as run
 
-    segment = SimpleNamespace(**beats_parameters(job.input.beats))  # the bounds and offset the beats were made with
+    segment = SimpleNamespace(**beats_parameters(job.input.beats))  # the bounds the beats were made with
     run(job.record, files(job.input), Path(job.output.latent_html).parent, segment)
 
 

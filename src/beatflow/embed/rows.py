@@ -46,7 +46,8 @@ def embed_beats(x, starts, lengths, width: int, backend):
     return embed_cpu(x, starts, lengths, width)
 
 
-def embed(record: str, inputs: dict, outputs: dict, p: EmbedParams, backend, work_bytes: int | None = None) -> None:
+def embed(record: str, inputs: dict, outputs: dict, p: EmbedParams, backend,
+          work_bytes: int | None = None) -> None:
     """Embed the kept beats of one record and write ``embedding.npy``.
 
     Parameters
