@@ -3,12 +3,7 @@ annotations), as config/examples/mitdb.tsv lays a sheet out, through `snakemake 
 copy of the project. Skips where the records are absent (../shared/mitdb beside the checkout).
 
 Record 208 is chosen for its ventricular beats: 2,955 reference beats, of them 992 V and 373 F (the
-database's own counts). Measured on the CPU, default config (20 epochs), ~1.5-3 min here:
-
-| code | Se | +P | AUROC | V AUROC | F AUROC | V flagged | V flag +P | normal flagged |
-|---|---|---|---|---|---|---|---|---|
-| 99b9c84 | 0.978 | 0.9993 | 0.917 | 0.950 | 0.833 | 0.62 | 0.92 | 3.4 % |
-| a5f8925 (Pan-Tompkins threshold; rhythm reference) | 0.9963 | 0.9983 | 0.946 | 0.979 | 0.860 | 0.51 | 0.96 | 1.3 % |
+database's own counts). The floors sit below what the CPU workflow reaches on it (docs/experiments.md §10).
 """
 
 import json

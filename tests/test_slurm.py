@@ -31,8 +31,7 @@ GPU_RULES = {"ingest", "segment", "embed", "train", "score"}
 CPU_RULES = {"plot", "holter", "holter_report", "evaluate"}
 GPU_LIBRARIES = ("cupy", "cudf", "kvikio", "rmm", "torch", "numba.cuda")
 # The records' anomaly scores against their truth (contracts.check_evaluation): floors below what the CPU
-# workflow reaches on them (the same sheet and config run locally, at 99b9c84 and again at a5f8925, alike):
-# AUROC 0.9997 (p001) and 0.9981 (p002); V 1.0 and 1.0 (5 beats each), A 0.9994 and 0.9907 (7, 2), L 1.0 (2, 3).
+# workflow reaches on them (docs/experiments.md §10).
 MIN_AUROC = 0.97
 LABEL_FLOORS = {"V": 0.97, "A": 0.9, "L": 0.9}
 
