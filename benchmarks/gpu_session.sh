@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host, after the wheelhouse parts are in /root/wh (docs/design.md, H200 section). One phase per call, back to
 # back (each call gets a fresh copy of the working tree; installed packages and data/ stay while it is warm):
-#   gpu    install; the GPU tests (TESTS=0: none), logged by name to benchmarks/results/pytest-gpu-h200-<stamp>.log; stage figures on the 20 h record (synthesised here, ~15 s)
+#   gpu    install; the GPU tests (TESTS=0: none), logged by name to benchmarks/results/pytest-gpu-h200-<stamp>.log; stage figures on the 20 h record (synthesised here, ~15 s; STAGES=0: not)
 #   seed   the workflow on the 20 h record: device gpu, cpu, and gpu with a process per job (no warm workers), into one JSON
 #   demo   the demo workflow on both backends
 #   profile  what a rule's process pays before its work (python3 -m benchmarks.imports), then seed
@@ -34,7 +34,7 @@ gpu)
     cp "$log" "$OUT/"; cp "$OUT/pytest-gpu.xml" "${log%.log}.xml" 2>/dev/null  # $OUT comes back: commit them from there
     grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' "$log" | cut -c1-150; tail -3 "$log"
   fi
-  timeout 150 python3 -m benchmarks.stages data/holter20h.csv --out "benchmarks/results/stages-h200-$stamp.json" \
+  [ "${STAGES:-1}" != 0 ] && timeout 150 python3 -m benchmarks.stages data/holter20h.csv --out "benchmarks/results/stages-h200-$stamp.json" \
     --batch-sizes 256 512 1024 > "$OUT/stages.log" 2>&1; tail -c 1500 "$OUT/stages.log" ;;
 seed|profile)
   # a fresh host compiles CuPy's and Numba's kernels into their disk caches on the first GPU run (12 s of NVRTC

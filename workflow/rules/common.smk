@@ -18,9 +18,6 @@ if config["segment"]["min_rr_s"] >= config["segment"]["max_rr_s"]:
 
 RECORD_NAME = "[A-Za-z0-9_.-]+"
 
-# CPU threads of the torch rules (train, score). Snakemake caps them at --cores on local runs and exports
-# OMP_NUM_THREADS=threads to the job; without a threads directive torch would run on one core.
-TORCH_THREADS = 16
 
 
 # Warm workers (beatflow.worker, docs/design.md): on a local run, each job hands its stage to a long-lived
@@ -35,11 +32,16 @@ if not workflow.subprocess_exec:
 
 # A local run's GPU jobs share each device (a few at once where its memory allows) and claim one where there
 # are several; on the CPU they hold no GPU (beatflow.gpus).
+from beatflow.gpus import run_devices, share_devices
+
 GPU_SHARING = None
 if workflow.local_exec and not workflow.remote_exec and not workflow.subprocess_exec:
-    from beatflow.gpus import share_devices
-
     GPU_SHARING = share_devices(workflow, config["device"])
+
+# CPU threads of the torch rules (train, score). Snakemake caps them at --cores on local runs and exports
+# OMP_NUM_THREADS=threads to the job; without a threads directive torch would run on one core. On a local
+# GPU run the device does their work: a few threads each let other records' jobs run beside them.
+TORCH_THREADS = 4 if run_devices() else 16
 
 
 onstart:
@@ -51,7 +53,7 @@ onstart:
         from beatflow.worker.session import open_run
 
         if open_run(workflow) is None:
-            start_workers(config)
+            start_workers(config, workflow.cores)
 
 
 wildcard_constraints:

@@ -16,7 +16,7 @@ import sys
 import time
 
 from beatflow.job import Job
-from beatflow.worker.groups import GROUP_OF, GROUPS
+from beatflow.worker.groups import GROUP_OF, GROUPS, workers_at_start
 from beatflow.worker.protocol import (EXIT_ABANDONED, MAX_WORKERS, PASSED_ENV, REQUEST_TIMEOUT_S, STALL_S, Channel, Run,
                                       group_of, peer, slot_of)
 
@@ -26,9 +26,11 @@ THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GO
 END_WAIT_S = 5.0  # for the worker's end to reach its log after its connection closed
 
 
-def start_workers(config: dict, but: str = "") -> None:
-    """Start every group's first worker (Snakemake's ``onstart``: before the first job is scheduled), ``but``
-    that group's; with several GPUs, a GPU group's on the first (the others start when a job claims them)."""
+def start_workers(config: dict, cores: int, but: str = "") -> None:
+    """Start every group's first workers (Snakemake's ``onstart``: before the first job is scheduled; how many:
+    :func:`~beatflow.worker.groups.workers_at_start`), ``but`` that group's; with several GPUs, a GPU group's
+    on the first (the others start when a job claims them). They warm up (the first job of a worker started
+    later waits for its libraries only)."""
     from beatflow.gpus import run_devices
 
     run = Run.current()
@@ -37,8 +39,8 @@ def start_workers(config: dict, but: str = "") -> None:
         for name, group in GROUPS.items():
             if name != but:
                 gpu_group = group.gpu_libraries and len(devices) > 1
-                for index in range(group.at_start):
-                    spawn(run, slot_of(name, devices[0] if gpu_group else None), index, config)
+                for index in range(workers_at_start(name, cores)):
+                    spawn(run, slot_of(name, devices[0] if gpu_group else None), index, config, warm=True)
 
 
 def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | None, str | None]:
@@ -56,7 +58,7 @@ def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | No
             channel = _connect(run, group, index)
             if channel is None:
                 if index == 0 and not run.log_path(group, 0).exists():  # no worker yet (Snakemake's hooks off)
-                    start_workers(job.config, but=GROUP_OF[job.rule])  # start the other groups' too
+                    start_workers(job.config, len(os.sched_getaffinity(0)), but=GROUP_OF[job.rule])  # all
                 channel = _start(run, group, index, job.config)
         except PermissionError as exc:
             return None, str(exc)
@@ -127,8 +129,9 @@ def _connect(run: Run, group: str, index: int) -> Channel | None:
     return Channel(conn)
 
 
-def spawn(run: Run, group: str, index: int, config: dict) -> subprocess.Popen:
-    """Start worker ``index`` of slot ``group`` (it exits at once if that worker already runs)."""
+def spawn(run: Run, group: str, index: int, config: dict, warm: bool = False) -> subprocess.Popen:
+    """Start worker ``index`` of slot ``group`` (it exits at once if that worker already runs); ``warm``: it
+    warms its group's rules up before its first job (:func:`~beatflow.worker.groups.preload`)."""
     path = run.log_path(group, index)
     path.parent.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in THREAD_CAPS}
@@ -136,7 +139,8 @@ def spawn(run: Run, group: str, index: int, config: dict) -> subprocess.Popen:
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = device
     with path.open("a") as out:
-        return subprocess.Popen([sys.executable, "-m", "beatflow.worker.server", group, str(index), json.dumps(config)],
+        return subprocess.Popen([sys.executable, "-m", "beatflow.worker.server", group, str(index), json.dumps(config),
+                                 "warm" if warm else "cold"],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
                                 start_new_session=True)
 

@@ -21,7 +21,7 @@ class Group:
     warm_up: tuple[str, ...] = ()  # rules run once on the GPU by the group's first worker
     max_jobs: int = 200  # a worker retires after this many jobs
     max_rss_mb: int = 8192  # or when its resident memory exceeds this after a job
-    at_start: int = 1  # workers started with the run (rules of the group that run at once, as plot and holter)
+    at_start: int = 1  # workers started with the run, at least (see workers_at_start)
 
 
 GROUPS = {
@@ -38,6 +38,21 @@ GROUPS = {
                     max_jobs=12, max_rss_mb=1024, at_start=2),
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
+CORES_PER_REPORT_WORKER = 4  # report workers started with a run: one per this many cores, at least at_start
+
+
+def workers_at_start(name: str, cores: int) -> int:
+    """How many of group ``name``'s workers a run starts with (warmed up while the first jobs run): a GPU group
+    as many as GPU jobs share a device on a GPU run (:mod:`beatflow.gpus`); the report group one per
+    :data:`CORES_PER_REPORT_WORKER` cores (its rules run once per record, side by side)."""
+    from beatflow.gpus import run_devices, run_jobs_per_device
+
+    group = GROUPS[name]
+    if group.gpu_libraries and run_devices():
+        return max(group.at_start, run_jobs_per_device())
+    if name == "report":
+        return max(group.at_start, cores // CORES_PER_REPORT_WORKER)
+    return group.at_start
 
 
 def preload(name: str, config: dict, warm: bool) -> str:

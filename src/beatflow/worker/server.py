@@ -1,4 +1,4 @@
-"""The warm worker: ``python -m beatflow.worker.server SLOT INDEX CONFIG_JSON``, of the run named by
+"""The warm worker: ``python -m beatflow.worker.server SLOT INDEX CONFIG_JSON warm|cold``, of the run named by
 ``BEATFLOW_WORKER_RUN``, started with the run's config by Snakemake's ``onstart`` (every group's first worker)
 or by a rule's script (:mod:`beatflow.worker.client`) that finds its group's workers busy, or by a worker
 that retires after its group's ``max_jobs`` or above its ``max_rss_mb`` (its successor). SLOT is a group,
@@ -195,7 +195,7 @@ class Worker:
             if healthy:  # its successor loads the group's libraries now, not when the next job comes
                 from beatflow.worker.client import spawn
 
-                spawn(self.run_, self.slot, self.index, json.loads(self.config))
+                spawn(self.run_, self.slot, self.index, json.loads(self.config), warm=True)
         self.busy.release()
         return not retire
 
@@ -288,7 +288,7 @@ def keep(worker_pid: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    group, index, config = argv or sys.argv[1:]
+    group, index, config, warm = argv or sys.argv[1:]
     run = Run.current()
     if run is None:
         sys.exit("beatflow.worker.server: BEATFLOW_WORKER_RUN names no run")
@@ -314,8 +314,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     threading.Thread(target=worker.listen, daemon=True).start()  # jobs queue while it loads
     t0 = time.perf_counter()
-    # the first worker of a slot is started ahead of its jobs: it warms the group up
-    backend = preload(group_of(group)[0], json.loads(config), warm=index == "0")
+    backend = preload(group_of(group)[0], json.loads(config), warm=warm == "warm")
     print(f"warm worker pid {os.getpid()} for Snakemake {run.owner}: group {group} #{index}, backend {backend}, "
           f"ready in {time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
     worker.serve()
