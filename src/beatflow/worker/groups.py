@@ -38,7 +38,7 @@ GROUPS = {
                     max_jobs=12, max_rss_mb=1024, at_start=2),
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
-CORES_PER_REPORT_WORKER = 4  # report workers started with a run: one per this many cores, at least at_start
+CORES_PER_REPORT_WORKER = 2  # report workers started with a run: one per this many cores, at least at_start
 
 
 def workers_at_start(name: str, cores: int) -> int:
