@@ -1,5 +1,5 @@
 rule plot:
-    """Latent space, datashaded trace, beat lengths, anomaly gallery: HTML (bokeh) and PNG. The PNGs go in the
+    """Latent space, whole-recording trace, RR intervals, anomaly gallery: HTML (bokeh) and PNG. The PNGs go in the
     report; the interactive HTML files stay beside it in results/{record}/plots/: each inlines BokehJS
     (~2.9 MB), and a browser refuses to show an embedded file of over 2 MiB. On the CPU whatever the device,
     so it holds no GPU slot. The pruning bounds and window offset come from beats.parquet's metadata."""

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from beatflow.report.colours import CLASS_COLOURS
 from beatflow.timefmt import clock
 
 
@@ -40,9 +41,10 @@ def heart_rate_plot(summary: dict):
                     [r["rate_bpm"] or np.nan for r in runs["ventricular"]]), x, y, label="V runs (≥ 3)")
     s = hv.Scatter(([r["start_s"] / 3600.0 for r in runs["supraventricular"]],
                     [r["rate_bpm"] or np.nan for r in runs["supraventricular"]]), x, y, label="S runs (≥ 3)")
-    v = v.opts(hv.opts.Scatter(color="crimson", backend="bokeh"), hv.opts.Scatter(color="crimson", backend="matplotlib"))
-    s = s.opts(hv.opts.Scatter(color="darkorange", marker="^", backend="matplotlib"),
-               hv.opts.Scatter(color="darkorange", marker="triangle", backend="bokeh"))
+    v = v.opts(hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="bokeh"),
+               hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="matplotlib"))
+    s = s.opts(hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="^", backend="matplotlib"),
+               hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="triangle", backend="bokeh"))
     ticks = time_ticks(summary["duration_s"] or 60.0)
     hr = summary["heart_rate"]
     mean_txt = "—" if hr["mean_bpm"] is None else f"{hr['mean_bpm']:.0f}"
@@ -75,8 +77,8 @@ def _legend(plot, element) -> None:
     handles = [Line2D([], [], color="navy", linewidth=1.2, label="per minute: mean"),
                Patch(color="steelblue", alpha=0.3, label="per minute: slowest–fastest beat"),
                Patch(color="orange", alpha=0.25, label="AF/flutter"),
-               Line2D([], [], color="crimson", marker="o", linestyle="", label="V runs (≥ 3), at their rate"),
-               Line2D([], [], color="darkorange", marker="^", linestyle="", label="S runs (≥ 3), at their rate")]
+               Line2D([], [], color=CLASS_COLOURS["V"], marker="o", linestyle="", label="V runs (≥ 3), at their rate"),
+               Line2D([], [], color=CLASS_COLOURS["S"], marker="^", linestyle="", label="S runs (≥ 3), at their rate")]
     plot.handles["axis"].legend(handles=handles, loc="upper left", fontsize=8, ncols=3, framealpha=0.85)
 
 

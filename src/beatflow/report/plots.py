@@ -5,9 +5,8 @@ over the median normal beat. Beats are drawn in their AAMI class colour (:mod:`b
 the event strips), flagged beats with a marker per reason; the HTML's hover gives each beat's clock time,
 class, family, reason and score; times are hh:mm:ss from the record's start.
 
-Drawn on the CPU whatever the backend: the figures come from small tables and one lead, and the GPU path
-(cuDF frames for datashader) was slower on the 20 h record while it held the workflow's one GPU slot. The
-trace's density image is one bincount (datashader's numba functions compile in every fresh process)."""
+Drawn on the CPU whatever the backend: the figures come from small tables and one lead. The trace's density
+image is one bincount (datashader's numba functions would compile in every fresh process)."""
 
 from __future__ import annotations
 
