@@ -120,7 +120,7 @@ class Worker:
         self.owner_fd = os.pidfd_open(run.owner)  # ProcessLookupError when Snakemake is already gone
         self.requests: queue.Queue = queue.Queue()
         self.busy = threading.Lock()
-        self.retiring = False
+        self.retiring = self.tidying = False
         self.jobs_done = 0
 
     def listen(self) -> None:
@@ -180,6 +180,7 @@ class Worker:
             ok, healthy = self.execute(channel, request, job)
         finally:
             watch.stop()
+        self.tidying = True
         try:  # the outcome first: the client's process ends and Snakemake goes on while this worker tidies up
             channel.send({"ok": ok})
         except OSError:  # its outputs, complete or not, are Snakemake's to judge
@@ -196,13 +197,15 @@ class Worker:
                 from beatflow.worker.client import spawn
 
                 spawn(self.run_, self.slot, self.index, json.loads(self.config), warm=True)
+        self.tidying = False
         self.busy.release()
         return not retire
 
     def take(self, channel: Channel) -> bool:
-        """Whether this worker takes a client's job: it is idle, or becomes so within :data:`TIDY_WAIT_S` (the
-        tidying after a reply), and is not retiring."""
-        if not self.busy.acquire(timeout=TIDY_WAIT_S):
+        """Whether this worker takes a client's job: it is idle, or tidying up after its last reply and idle
+        within :data:`TIDY_WAIT_S`, and not retiring. A worker running a job says busy at once (the client asks
+        the group's next worker)."""
+        if not self.busy.acquire(blocking=False) and not (self.tidying and self.busy.acquire(timeout=TIDY_WAIT_S)):
             return False
         if self.retiring:
             self.busy.release()
