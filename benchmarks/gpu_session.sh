@@ -62,13 +62,13 @@ cohort8)
 mitdb)
   { printf 'record\tpath\ttruth\n'; for h in /root/mitdb/*.hea; do r=$(basename "$h" .hea)
       printf '%s\t%s\t%s\n' "$r" "/root/mitdb/$r" "/root/mitdb/$r.atr"; done; } > data/mitdb.tsv
-  timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+  [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   [ "${PROFILE:-1}" != 0 ] && timeout 200 python3 -m benchmarks.job_profile --device gpu --records data/mitdb.tsv \
     --out "benchmarks/results/job-profile-mitdb-h200-$stamp.json" 2>&1 | grep -A12 '"gpu_slot"'
   timeout ${MITDB_TIMEOUT:-540} python3 -m benchmarks.run_workflow --devices ${MITDB_DEVICES:-gpu cpu} --records data/mitdb.tsv \
     --out "benchmarks/results/mitdb-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tail -20 ;;
-h20)  # the 20 h record on both backends (after filling the kernel caches), then 8 of them as one cohort on the GPU
-  timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+h20)  # the 20 h record on both backends (caches filled first; FILL=0: already), then 8 of them as one GPU cohort
+  [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   timeout 240 python3 -m benchmarks.run_workflow --devices gpu cpu --records data/holter20h.tsv \
     --out "benchmarks/results/holter20h-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | grep -A3 -E 'workflow_wall_s|"plot"' | head -20
   { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
