@@ -64,9 +64,11 @@ def test_a_device_holds_as_many_jobs_as_it_has_places_the_least_shared_device_fi
                                                                 "gpu-b.lock"]
 
 
-@pytest.mark.parametrize(("memory_gib", "jobs"), [(None, 1), (8.0, 1), (24.0, 1), (40.0, 2), (80.0, 4), (140.4, 4)])
-def test_jobs_per_device_follow_its_memory(memory_gib, jobs):
-    assert gpus.jobs_per_device(memory_gib) == jobs
+@pytest.mark.parametrize(("memory_gib", "cores", "jobs"), [
+    (None, 16, 1), (8.0, 16, 1), (24.0, 16, 1), (40.0, 16, 2), (80.0, 16, 5), (140.4, 16, 8), (140.4, 64, 8),
+    (140.4, 6, 3), (80.0, 2, 1)])
+def test_jobs_per_device_follow_its_memory_and_the_cores(memory_gib, cores, jobs):
+    assert gpus.jobs_per_device(memory_gib, cores) == jobs
 
 
 class Resource:
@@ -77,19 +79,20 @@ class Resource:
 class Workflow:
     """What share_devices uses of Snakemake's workflow: the global resources and register_resource."""
 
-    def __init__(self, gpu):
+    def __init__(self, gpu, cores=16):
         self.global_resources = {"gpu": Resource(gpu)}
+        self.cores = cores
 
     def register_resource(self, name, value):
         self.global_resources[name] = Resource(value)
 
 
 @pytest.mark.parametrize(("device", "visible", "given", "limit", "places"), [
-    ("auto", ["0"], 1, 4, 4),  # one 141 GiB device: four GPU jobs at once
-    ("gpu", ["0", "1"], 2, 8, 4),  # two devices, each shared by four
+    ("auto", ["0"], 1, 8, 8),  # one 141 GiB device, 16 cores: eight GPU jobs at once
+    ("gpu", ["0", "1"], 2, 16, 8),  # two devices, each shared by eight
     ("cpu", ["0"], 1, sys.maxsize, 1),  # the CPU backend holds no GPU
     ("auto", [], 1, sys.maxsize, 1),  # no GPU on the host
-    ("auto", ["0"], None, None, 4),  # no --resources gpu: nothing to share out
+    ("auto", ["0"], None, None, 8),  # no --resources gpu: nothing to share out
 ])
 def test_the_gpu_resource_counts_gpu_jobs_on_a_local_run(monkeypatch, device, visible, given, limit, places):
     monkeypatch.setattr(gpus, "visible_devices", lambda: visible)

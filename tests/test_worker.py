@@ -244,6 +244,26 @@ def test_a_listener_of_another_user_gets_no_job(owner, tmp_path):
         os.waitpid(squatter, 0)
 
 
+def test_report_workers_yield_the_cpu_to_the_gpu_groups(owner, tmp_path):
+    from beatflow.worker.protocol import peer
+
+    def niceness_of_worker(group: str, settled: int) -> int:
+        channel = client._start(Run.current(), group, 0, {"device": "cpu"})
+        keeper = peer(channel.conn)[0]  # the process that bound the address; the worker is its forked child
+        channel.close()
+        deadline, found = time.monotonic() + 10.0, None
+        while time.monotonic() < deadline and found != settled:
+            with contextlib.suppress(OSError, IndexError):
+                worker = int(open(f"/proc/{keeper}/task/{keeper}/children").read().split()[0])
+                found = int(open(f"/proc/{worker}/stat").read().rsplit(")", 1)[1].split()[16])
+            time.sleep(0.02)
+        return found
+
+    own = os.nice(0)
+    assert niceness_of_worker("ingest", own) == own
+    assert niceness_of_worker("report", min(19, own + 5)) == min(19, own + 5)
+
+
 def test_runs_never_share_a_worker(tmp_path, monkeypatch):
     one, other = Run(123, secrets.token_hex(16)), Run(123, secrets.token_hex(16))  # e.g. pid 1 of two containers
     assert one.address("ingest", 0) != other.address("ingest", 0)

@@ -24,8 +24,9 @@ from pathlib import Path
 
 DEVICES_ENV = "BEATFLOW_GPUS"  # the run's devices, comma-separated, set by share_devices
 JOBS_ENV = "BEATFLOW_GPU_JOBS"  # GPU jobs at once on one device, set by share_devices
-MAX_JOBS_PER_DEVICE = 4
-MEMORY_PER_JOB_GIB = 20  # device memory set aside for each GPU job sharing a device
+MAX_JOBS_PER_DEVICE = 8
+MEMORY_PER_JOB_GIB = 16  # device memory set aside for each GPU job sharing a device (a 20 h record's: < 5 GiB)
+CORES_PER_GPU_JOB = 2  # and host cores: the GPU stages' own CPU work, their warm workers' start
 LOCK_DIR = Path(".snakemake", "beatflow", "gpus")  # Snakemake locks the working directory to one run
 POLL_S = 0.05
 
@@ -57,12 +58,13 @@ def device_memory_gib(devices: list[str]) -> float | None:
         return None
 
 
-def jobs_per_device(memory_gib: float | None) -> int:
-    """How many GPU jobs share one device of ``memory_gib``: one per :data:`MEMORY_PER_JOB_GIB`, at most
-    :data:`MAX_JOBS_PER_DEVICE`, at least one (one where the memory is unknown)."""
+def jobs_per_device(memory_gib: float | None, cores: int) -> int:
+    """How many GPU jobs share one device of ``memory_gib`` on a run of ``cores``: one per
+    :data:`MEMORY_PER_JOB_GIB` and per :data:`CORES_PER_GPU_JOB` cores, at most :data:`MAX_JOBS_PER_DEVICE`, at
+    least one (one where the memory is unknown)."""
     if memory_gib is None:
         return 1
-    return max(1, min(MAX_JOBS_PER_DEVICE, int(memory_gib // MEMORY_PER_JOB_GIB)))
+    return max(1, min(MAX_JOBS_PER_DEVICE, int(memory_gib // MEMORY_PER_JOB_GIB), cores // CORES_PER_GPU_JOB))
 
 
 def share_devices(workflow, device: str) -> str | None:
@@ -70,7 +72,7 @@ def share_devices(workflow, device: str) -> str | None:
     resource count GPU jobs rather than GPUs (see the module). ``device`` is the config's. Returns what it did,
     for the log, or None where the run gives no ``gpu`` limit."""
     devices = visible_devices() if device != "cpu" else []
-    per_device = jobs_per_device(device_memory_gib(devices))
+    per_device = jobs_per_device(device_memory_gib(devices), workflow.cores)
     os.environ[DEVICES_ENV] = ",".join(devices)
     os.environ[JOBS_ENV] = str(per_device)
     given = workflow.global_resources.get("gpu")

@@ -22,6 +22,7 @@ class Group:
     max_jobs: int = 200  # a worker retires after this many jobs
     max_rss_mb: int = 8192  # or when its resident memory exceeds this after a job
     at_start: int = 1  # workers started with the run, at least (see workers_at_start)
+    niceness: int = 0  # added to the worker's nice value: the CPU goes first to the groups that hold a GPU
 
 
 GROUPS = {
@@ -35,7 +36,7 @@ GROUPS = {
     "report": Group(("plot", "holter", "holter_report", "cohort", "cohort_report"),
                     ("beatflow.report.plots", "beatflow.report.cohort", "beatflow.report.pages",
                      "beatflow.report.strips", "beatflow.holter", "beatflow.holter.figure"),
-                    max_jobs=12, max_rss_mb=1024, at_start=2),
+                    max_jobs=12, max_rss_mb=1024, at_start=2, niceness=5),
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
 CORES_PER_REPORT_WORKER = 2  # report workers started with a run: one per this many cores, at least at_start

@@ -310,6 +310,7 @@ def main(argv: list[str] | None = None) -> None:
         keep(worker_pid)
         return
     faulthandler.enable()
+    os.nice(GROUPS[group_of(group)[0]].niceness)
     try:
         worker = Worker(run, group, int(index), config, listener)
     except ProcessLookupError:
