@@ -53,7 +53,7 @@ onstart:
         from beatflow.worker.session import open_run
 
         if open_run(workflow) is None:
-            start_workers(config, workflow.cores)
+            start_workers(config, workflow.cores, len(RECORDS))
 
 
 wildcard_constraints:

@@ -26,7 +26,7 @@ THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GO
 END_WAIT_S = 5.0  # for the worker's end to reach its log after its connection closed
 
 
-def start_workers(config: dict, cores: int, but: str = "") -> None:
+def start_workers(config: dict, cores: int, records: int, but: str = "") -> None:
     """Start every group's first workers (Snakemake's ``onstart``: before the first job is scheduled; how many:
     :func:`~beatflow.worker.groups.workers_at_start`), ``but`` that group's; with several GPUs, a GPU group's
     on the first (the others start when a job claims them). They warm up (the first job of a worker started
@@ -39,7 +39,7 @@ def start_workers(config: dict, cores: int, but: str = "") -> None:
         for name, group in GROUPS.items():
             if name != but:
                 gpu_group = group.gpu_libraries and len(devices) > 1
-                for index in range(workers_at_start(name, cores)):
+                for index in range(workers_at_start(name, cores, records)):
                     spawn(run, slot_of(name, devices[0] if gpu_group else None), index, config, warm=True)
 
 
@@ -58,7 +58,7 @@ def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | No
             channel = _connect(run, group, index)
             if channel is None:
                 if index == 0 and not run.log_path(group, 0).exists():  # no worker yet (Snakemake's hooks off)
-                    start_workers(job.config, len(os.sched_getaffinity(0)), but=GROUP_OF[job.rule])  # all
+                    start_workers(job.config, len(os.sched_getaffinity(0)), 1, but=GROUP_OF[job.rule])
                 channel = _start(run, group, index, job.config)
         except PermissionError as exc:
             return None, str(exc)

@@ -42,18 +42,21 @@ GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules
 CORES_PER_REPORT_WORKER = 2  # report workers started with a run: one per this many cores, at least at_start
 
 
-def workers_at_start(name: str, cores: int) -> int:
-    """How many of group ``name``'s workers a run starts with (warmed up while the first jobs run): a GPU group
-    as many as GPU jobs share a device on a GPU run (:mod:`beatflow.gpus`); the report group one per
-    :data:`CORES_PER_REPORT_WORKER` cores (its rules run once per record, side by side)."""
+def workers_at_start(name: str, cores: int, records: int) -> int:
+    """How many of group ``name``'s workers a run of ``records`` records starts with (warmed up while the first
+    jobs run): a GPU group as many as GPU jobs share a device on a GPU run (:mod:`beatflow.gpus`), the report
+    group one per :data:`CORES_PER_REPORT_WORKER` cores; never more than the records' jobs can use at once
+    (one per record; the report group's rules run two at once per record), nor fewer than its ``at_start``."""
     from beatflow.gpus import run_devices, run_jobs_per_device
 
     group = GROUPS[name]
     if group.gpu_libraries and run_devices():
-        return max(group.at_start, run_jobs_per_device())
-    if name == "report":
-        return max(group.at_start, cores // CORES_PER_REPORT_WORKER)
-    return group.at_start
+        wanted = min(run_jobs_per_device(), records)
+    elif name == "report":
+        wanted = min(cores // CORES_PER_REPORT_WORKER, 2 * records)
+    else:
+        wanted = 1
+    return max(group.at_start, wanted)
 
 
 def preload(name: str, config: dict, warm: bool) -> str:
