@@ -1,7 +1,7 @@
 """The warm workers' groups: rules whose stages share libraries run in the same group's workers. Each worker
-imports its group's libraries before its first job; a group's first worker, started when Snakemake starts,
-also chooses the memory manager and, on the GPU, runs the group's rules once on a small synthetic record
-(:func:`warm_up`), each group in its own process while the others work."""
+imports its group's libraries before its first job; the workers started when Snakemake starts
+(:func:`workers_at_start`) also choose the memory manager and, on the GPU, run the group's rules once on a
+small synthetic record (:func:`warm_up`), each in its own process while the others work."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class Group:
     rules: tuple[str, ...]
     modules: tuple[str, ...]  # imported by every worker of the group before its first job
     gpu_libraries: tuple[str, ...] = ()  # what the group's stages ask select_backend for
-    warm_up: tuple[str, ...] = ()  # rules run once on the GPU by the group's first worker
+    warm_up: tuple[str, ...] = ()  # rules run once on the GPU by each worker started warm
     max_jobs: int = 200  # a worker retires after this many jobs
     max_rss_mb: int = 8192  # or when its resident memory exceeds this after a job
     at_start: int = 1  # workers started with the run, at least (see workers_at_start)

@@ -1,6 +1,6 @@
-"""The warm worker: ``python -m beatflow.worker.server SLOT INDEX CONFIG_JSON warm|cold``, of the run named by
-``BEATFLOW_WORKER_RUN``, started with the run's config by Snakemake's ``onstart`` (every group's first worker)
-or by a rule's script (:mod:`beatflow.worker.client`) that finds its group's workers busy, or by a worker
+"""The warm worker: ``python -m beatflow.worker.server SLOT INDEX CONFIG_JSON warm|cold``, of the run named
+by ``BEATFLOW_WORKER_RUN``, started with the run's config by Snakemake's ``onstart`` (each group's first
+workers, ``warm``: they warm the group's rules up) or by a rule's script (:mod:`beatflow.worker.client`) that finds its group's workers busy, or by a worker
 that retires after its group's ``max_jobs`` or above its ``max_rss_mb`` (its successor). SLOT is a group,
 or ``group@device`` for the group's workers on one of several GPUs (started with ``CUDA_VISIBLE_DEVICES`` set
 to that device).
@@ -17,8 +17,8 @@ runs, a watch thread sends the client a heartbeat and watches the client's conne
 process: when either goes, the worker removes the job's temporary files and exits at once, so a cancelled or
 hung job never renames an artifact into place after its run is gone. It never removes a final output.
 It replies with the job's outcome before it tidies up (a full garbage collection, the device memory pools
-given back), so that the client's process ends and Snakemake goes on meanwhile. It exits when its Snakemake process is gone, after
-``IDLE_EXIT_S`` without a job, after an unexpected error (a CUDA fault can poison the process), or after its
+given back), so that the client's process ends and Snakemake goes on meanwhile. It exits when its Snakemake
+process is gone, after ``IDLE_EXIT_S`` without a job, after an unexpected error (a CUDA fault can poison the process), or after its
 group's ``max_jobs`` or above its ``max_rss_mb``."""
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class Worker:
 
     def __init__(self, run: Run, slot: str, index: int, config: str, listener: socket.socket):
         self.group, self.listener = GROUPS[group_of(slot)[0]], listener
-        self.run_, self.slot, self.index, self.config = run, slot, index, config
+        self.owner_run, self.slot, self.index, self.config = run, slot, index, config
         device = group_of(slot)[1]
         self.where = f"; warm worker {os.getpid()}" + (f" on GPU device {device}" if device else "")
         self.owner_fd = os.pidfd_open(run.owner)  # ProcessLookupError when Snakemake is already gone
@@ -196,7 +196,7 @@ class Worker:
             if healthy:  # its successor loads the group's libraries now, not when the next job comes
                 from beatflow.worker.client import spawn
 
-                spawn(self.run_, self.slot, self.index, json.loads(self.config), warm=True)
+                spawn(self.owner_run, self.slot, self.index, json.loads(self.config), warm=True)
         self.tidying = False
         self.busy.release()
         return not retire
