@@ -19,11 +19,18 @@ MITDB = ROOT.parent / "shared" / "mitdb"  # the 22 DS1 records of the MIT-BIH Ar
 PROJECT_FILES = ("Snakefile", "workflow", "scripts", "config", "environment.yml")
 GENERATED = "resources"  # the demo's generated input, copied into a scratch project
 RECORDS = "data"  # records and sheets (synthetic 20 h records, MIT-BIH), linked from a scratch project
-ARTIFACTS = {"signal": "signal.parquet", "beats": "beats.parquet", "embedding": "embedding.npy",
-             "model": "model.pt", "scores": "scores.parquet", "latent": "latent.parquet"}
+ARTIFACTS = {
+    "signal": "signal.parquet",
+    "beats": "beats.parquet",
+    "embedding": "embedding.npy",
+    "model": "model.pt",
+    "scores": "scores.parquet",
+    "latent": "latent.parquet",
+}
 
 
 # ------------------------------------------------------------------------------------------------ config
+
 
 @cache
 def config() -> dict:
@@ -54,8 +61,11 @@ def stage_params(**train) -> tuple:
     from beatflow.score.scores import ScoreParams
 
     c = config()
-    return (SegmentParams.from_config(c["segment"]), TrainParams.from_config({**c["train"], **train}),
-            ScoreParams.from_config(c["score"]))
+    return (
+        SegmentParams.from_config(c["segment"]),
+        TrainParams.from_config({**c["train"], **train}),
+        ScoreParams.from_config(c["score"]),
+    )
 
 
 def artifact_paths(folder: Path) -> dict[str, Path]:
@@ -64,6 +74,7 @@ def artifact_paths(folder: Path) -> dict[str, Path]:
 
 
 # ------------------------------------------------------------------------------------------------ machine
+
 
 def versions(packages, missing: bool = False) -> dict:
     """Python's and each installed package's version (``missing``: the others as None)."""
@@ -80,8 +91,12 @@ def versions(packages, missing: bool = False) -> dict:
 def device_name() -> str:
     """The GPU (nvidia-smi's name, memory, driver), or the CPU where there is none."""
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return out or "no GPU"
     except (OSError, subprocess.CalledProcessError):
         return f"CPU only ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
@@ -106,21 +121,29 @@ def usable_cores() -> int:
 
 def git_commit() -> str | None:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
 
 
 def machine(packages) -> dict:
     """The CPU, the packages' versions and the git commit a CPU measurement comes from."""
-    return {"cpu": cpu_model(), "cores": os.cpu_count(), "usable_cores": usable_cores(),
-            "platform": platform.platform(), "gpu": "none used (CPU backend)",
-            "load_average_1min_start": round(os.getloadavg()[0], 2), "git_commit": git_commit(),
-            "versions": versions(packages, missing=True)}
+    return {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "usable_cores": usable_cores(),
+        "platform": platform.platform(),
+        "gpu": "none used (CPU backend)",
+        "load_average_1min_start": round(os.getloadavg()[0], 2),
+        "git_commit": git_commit(),
+        "versions": versions(packages, missing=True),
+    }
 
 
 # ------------------------------------------------------------------------------------------------ output
+
 
 def today() -> str:
     """The UTC date as results files name it (``20261202``)."""
@@ -157,6 +180,7 @@ def auc(v) -> str:
 
 
 # ------------------------------------------------------------------------------------------------ workflow
+
 
 def scratch_project(dest: Path) -> Path:
     """A copy of the project in ``dest`` as a user's checkout would be (no results/, no logs/), with the demo's

@@ -43,16 +43,16 @@ from __future__ import annotations
 
 import argparse
 import time
-from functools import partial
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+
 from beatflow.holter.af import detect_af
 from beatflow.holter.agreement import agreement, gross
 from beatflow.holter.reference import read_reference
 from beatflow.holter.summary import analysable, summary_from_beats
-
 from benchmarks.common import MITDB, RESULTS, stage_params, today, write_json
 from benchmarks.common import pct as _pct
 
@@ -66,7 +66,7 @@ def prematurity_classes(t: np.ndarray) -> np.ndarray:
     rr = np.diff(t, prepend=np.nan)
     c = np.full(len(t), "N", dtype="<U1")
     for i in range(9, len(t)):
-        if rr[i] < PREMATURE * np.median(rr[i - 8:i]):
+        if rr[i] < PREMATURE * np.median(rr[i - 8 : i]):
             c[i] = "S"
     return c
 
@@ -76,9 +76,14 @@ def variants(ref: dict) -> dict:
     v80 = c.copy()
     v = np.flatnonzero(c == "V")
     v80[v[np.random.default_rng(0).random(len(v)) > 0.8]] = "N"
-    return {"reference": (c, ("V", "F")), "V-80%": (v80, ("V", "F")), "prematurity": (prematurity_classes(t), ("V", "F")),
-            "V+prematurity": (np.where(np.isin(c, ["V", "F"]), c, prematurity_classes(t)), ("V", "F")),
-            "no-classes": (np.full(len(t), "N"), ()), "reference-S-out": (c, ("V", "F", "S"))}
+    return {
+        "reference": (c, ("V", "F")),
+        "V-80%": (v80, ("V", "F")),
+        "prematurity": (prematurity_classes(t), ("V", "F")),
+        "V+prematurity": (np.where(np.isin(c, ["V", "F"]), c, prematurity_classes(t)), ("V", "F")),
+        "no-classes": (np.full(len(t), "N"), ()),
+        "reference-S-out": (c, ("V", "F", "S")),
+    }
 
 
 ABLATION = {  # name: (use the annotated V/F classes, min_episode_s, pnn50_min, P-wave check)
@@ -94,12 +99,14 @@ ABLATION = {  # name: (use the annotated V/F classes, min_episode_s, pnn50_min, 
 
 def lead_loader(data: Path, rec: str):
     """A callable returning ``(MLII, fs)`` of the record (the first lead without an MLII)."""
+
     def load():
         import wfdb
 
         r = wfdb.rdrecord(str(data / rec))
         k = r.sig_name.index("MLII") if "MLII" in r.sig_name else 0
         return r.p_signal[:, k], float(r.fs)
+
     cache: list = []
     return lambda: cache[0] if cache else (cache.append(load()) or cache[0])
 
@@ -113,8 +120,14 @@ def ablation(records: list[str], data: Path) -> dict:
         for rec, ref in refs.items():
             t, c = ref["time_s"], ref["classes"]
             valid = analysable(t, c, ref["vf_s"])
-            episodes = detect_af(t, c if use_classes else None, valid, min_episode_s=min_s, pnn50_min=pnn50,
-                                 signal=leads[rec] if p_wave else None)
+            episodes = detect_af(
+                t,
+                c if use_classes else None,
+                valid,
+                min_episode_s=min_s,
+                pnn50_min=pnn50,
+                signal=leads[rec] if p_wave else None,
+            )
             s_out = summary_from_beats(rec, t, c, ref["duration_s"], excluded=ref["vf_s"], af_episodes=episodes)
             s_ref = summary_from_beats(rec, t, c, ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"])
             agrs.append(agreement(s_out, s_ref))
@@ -137,21 +150,28 @@ def detected_section(records: list[str], data: Path) -> dict:
         signals, leads, fs = read_wfdb(data / rec, None)
         first = signals[leads[0]]
         second = signals[leads[1]] if len(leads) > 1 else None
-        peaks = np.unique(np.asarray(detect_peaks(first, stage_params()[0].in_samples(fs), backend,
-                                                  second=second), np.int64))
+        peaks = np.unique(
+            np.asarray(detect_peaks(first, stage_params()[0].in_samples(fs), backend, second=second), np.int64)
+        )
         ref_samples = np.round(ref["time_s"] * fs).astype(np.int64)
         ti, di = match(ref_samples, peaks, TOLERANCE_S * fs)
         classes = np.full(len(peaks), "N", dtype="<U1")
         classes[di] = ref["classes"][ti]
         t = peaks / fs
-        summ = summary_from_beats(rec, t, classes, ref["duration_s"], excluded=ref["vf_s"],
-                                  signal=lambda x=first, f=fs: (x, f))
-        reference = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
-                                       af_episodes=ref["af_s"])
+        summ = summary_from_beats(
+            rec, t, classes, ref["duration_s"], excluded=ref["vf_s"], signal=lambda x=first, f=fs: (x, f)
+        )
+        reference = summary_from_beats(
+            rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
+        )
         agr = agreement(summ, reference)
         agrs.append(agr)
-        per[rec] = {"detected": int(len(peaks)), "matched": int(len(ti)), "reference_beats": int(len(ref_samples)),
-                    "agreement": agr}
+        per[rec] = {
+            "detected": int(len(peaks)),
+            "matched": int(len(ti)),
+            "reference_beats": int(len(ref_samples)),
+            "agreement": agr,
+        }
         print(rec, "detected", len(peaks), "matched", len(ti), "of", len(ref_samples), flush=True)
     return {"records": per, "gross": gross(agrs)}
 
@@ -169,12 +189,19 @@ def workflow_section(records: list[str], data: Path, results: Path) -> dict:
         t0 = time.perf_counter()
         out = summarise(rec, scores, signal, excluded=ref["vf_s"])  # VF left out, as EC57 and the reference do
         elapsed = time.perf_counter() - t0
-        reference = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
-                                       af_episodes=ref["af_s"])
+        reference = summary_from_beats(
+            rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
+        )
         agr = agreement(out, reference)
         agrs.append(agr)
-        per[rec] = {"seconds": round(elapsed, 4), "beats": out["beats"], "reference_beats": reference["beats"],
-                    "af_episodes": out["af"]["episodes"], "notes": out["notes"], "agreement": agr}
+        per[rec] = {
+            "seconds": round(elapsed, 4),
+            "beats": out["beats"],
+            "reference_beats": reference["beats"],
+            "af_episodes": out["af"]["episodes"],
+            "notes": out["notes"],
+            "agreement": agr,
+        }
     return {"results": str(results), "records": per, "gross": gross(agrs) if agrs else None}
 
 
@@ -185,8 +212,9 @@ def run(records: list[str], data: Path) -> dict:
         ref = read_reference(data / f"{rec}.atr")
         lead = lead_loader(data, rec)
         t0 = time.perf_counter()
-        reference = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
-                                       af_episodes=ref["af_s"])
+        reference = summary_from_beats(
+            rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
+        )
         t_ref = time.perf_counter() - t0
         entry = {"reference_summary_s": round(t_ref, 4)}
         for name, (classes, ectopic) in variants(ref).items():
@@ -196,8 +224,9 @@ def run(records: list[str], data: Path) -> dict:
                 valid = analysable(ref["time_s"], classes, ref["vf_s"])
                 episodes = detect_af(ref["time_s"], classes, valid, ectopic=ectopic, signal=lead if p_wave else None)
                 # the summary itself always takes the annotated classes: only the AF detector's input varies
-                summ = summary_from_beats(rec, ref["time_s"], ref["classes"], ref["duration_s"],
-                                          excluded=ref["vf_s"], af_episodes=episodes)
+                summ = summary_from_beats(
+                    rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=episodes
+                )
                 elapsed = time.perf_counter() - t0
                 agr = agreement(summ, reference)
                 by_variant.setdefault(key, []).append(agr)
@@ -213,8 +242,10 @@ def run(records: list[str], data: Path) -> dict:
     return out
 
 
-HEADER = (f"{'rec':>4} {'refAF_s':>8} {'outAF_s':>8} {'false_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6}"
-          f" {'HRerr':>6} {'min%':>6} {'Vrun':>9} {'Vcoup':>9} {'paus':>7} {'SDNN%':>6} {'rMSSD%':>6}")
+HEADER = (
+    f"{'rec':>4} {'refAF_s':>8} {'outAF_s':>8} {'false_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6}"
+    f" {'HRerr':>6} {'min%':>6} {'Vrun':>9} {'Vcoup':>9} {'paus':>7} {'SDNN%':>6} {'rMSSD%':>6}"
+)
 
 
 def table_rows(records: dict, header: bool = True) -> str:
@@ -224,13 +255,18 @@ def table_rows(records: dict, header: bool = True) -> str:
         af = a["af"]
         vr, vc = a["ventricular"]["runs"], a["ventricular"]["couplets"]
         h = a["hrv"]
-        rel = (lambda k: "—" if h[k]["relative_error"] is None else f"{100 * h[k]['relative_error']:.1f}")
+
+        def rel(k):
+            return "—" if h[k]["relative_error"] is None else f"{100 * h[k]['relative_error']:.1f}"
+
         err = a["heart_rate"]["mean_bpm_error"]
-        lines.append(f"{rec:>4} {af['reference_s']:8.1f} {af['output_s']:8.1f} {af['false_s']:8.1f} "
-                     f"{pct(af['duration_se']):>6} {pct(af['duration_ppv']):>6} {pct(af['se']):>6} {pct(af['ppv']):>6} "
-                     f"{'—' if err is None else f'{err:.2f}':>6} {pct(a['heart_rate']['minutes_within_share']):>6} "
-                     f"{vr['found']:>4}/{vr['reference']:<4} {vc['found']:>4}/{vc['reference']:<4} "
-                     f"{a['pauses']['output']:>3}/{a['pauses']['reference']:<3} {rel('sdnn_ms'):>6} {rel('rmssd_ms'):>6}")
+        lines.append(
+            f"{rec:>4} {af['reference_s']:8.1f} {af['output_s']:8.1f} {af['false_s']:8.1f} "
+            f"{pct(af['duration_se']):>6} {pct(af['duration_ppv']):>6} {pct(af['se']):>6} {pct(af['ppv']):>6} "
+            f"{'—' if err is None else f'{err:.2f}':>6} {pct(a['heart_rate']['minutes_within_share']):>6} "
+            f"{vr['found']:>4}/{vr['reference']:<4} {vc['found']:>4}/{vc['reference']:<4} "
+            f"{a['pauses']['output']:>3}/{a['pauses']['reference']:<3} {rel('sdnn_ms'):>6} {rel('rmssd_ms'):>6}"
+        )
     return "\n".join(lines)
 
 
@@ -238,25 +274,35 @@ def table(result: dict) -> str:
     lines = ["AF from reference beats, classes 'reference' (AF duration Se/+P %, seconds)"]
     lines.append(table_rows({rec: {"agreement": e["reference"]["agreement"]} for rec, e in result["records"].items()}))
     lines.append("")
-    lines.append(f"{'variant':>26} {'refAF_s':>8} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6} "
-                 f"{'false_s(no-AF recs)':>20}")
+    lines.append(
+        f"{'variant':>26} {'refAF_s':>8} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6} "
+        f"{'false_s(no-AF recs)':>20}"
+    )
     for name, g in result["variants"].items():
         af = g["af"]
-        lines.append(f"{name:>26} {af['reference_s']:8.1f} {af['output_s']:8.1f} {pct(af['duration_se']):>6} "
-                     f"{pct(af['duration_ppv']):>6} {pct(af['se']):>6} {pct(af['ppv']):>6} "
-                     f"{af['false_s_without_reference_af']:20.1f}")
+        lines.append(
+            f"{name:>26} {af['reference_s']:8.1f} {af['output_s']:8.1f} {pct(af['duration_se']):>6} "
+            f"{pct(af['duration_ppv']):>6} {pct(af['se']):>6} {pct(af['ppv']):>6} "
+            f"{af['false_s_without_reference_af']:20.1f}"
+        )
     lines.append("")
-    lines.append(f"{'AF ablation':>32} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6} {'false_s(no-AF recs)':>20}")
+    lines.append(
+        f"{'AF ablation':>32} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'epSe':>6} {'ep+P':>6} {'false_s(no-AF recs)':>20}"
+    )
     for name, af in result["ablation"].items():
-        lines.append(f"{name:>32} {af['output_s']:8.1f} {pct(af['duration_se']):>6} {pct(af['duration_ppv']):>6} "
-                     f"{pct(af['se']):>6} {pct(af['ppv']):>6} {af['false_s_without_reference_af']:20.1f}")
+        lines.append(
+            f"{name:>32} {af['output_s']:8.1f} {pct(af['duration_se']):>6} {pct(af['duration_ppv']):>6} "
+            f"{pct(af['se']):>6} {pct(af['ppv']):>6} {af['false_s_without_reference_af']:20.1f}"
+        )
     lines.append("")
     lines.append("From beatflow's detected beats (classes of the matched reference beats, unmatched N)")
     lines += gross_lines(result["detected"])
     if result.get("workflow") and result["workflow"]["gross"]:
         lines.append("")
-        lines.append(f"End to end: beatflow's own summaries from {result['workflow']['results']} "
-                     "(its detected beats, its classes)")
+        lines.append(
+            f"End to end: beatflow's own summaries from {result['workflow']['results']} "
+            "(its detected beats, its classes)"
+        )
         lines += gross_lines(result["workflow"])
     return "\n".join(lines)
 
@@ -266,13 +312,15 @@ def gross_lines(section: dict) -> list[str]:
     g = section["gross"]
     af, vr, vc = g["af"], g["ventricular"]["runs"], g["ventricular"]["couplets"]
     h = g["hrv_median_abs_relative_error"]
-    lines.append(f"gross: max |HR error| {g['mean_bpm_error_max_abs']:.2f} bpm, minutes within 2 bpm "
-                 f"{pct(g['minutes_within_share'])} %, V runs Se/+P {pct(vr['se'])}/{pct(vr['ppv'])} "
-                 f"({vr['found']}/{vr['reference']}), V couplets Se/+P {pct(vc['se'])}/{pct(vc['ppv'])}, "
-                 f"pauses {g['pauses']['output']}/{g['pauses']['reference']}, AF duration Se/+P "
-                 f"{pct(af['duration_se'])}/{pct(af['duration_ppv'])}, false AF in no-AF records "
-                 f"{af['false_s_without_reference_af']:.1f} s, median |rel. error| SDNN {pct(h['sdnn_ms'])} % "
-                 f"rMSSD {pct(h['rmssd_ms'])} %")
+    lines.append(
+        f"gross: max |HR error| {g['mean_bpm_error_max_abs']:.2f} bpm, minutes within 2 bpm "
+        f"{pct(g['minutes_within_share'])} %, V runs Se/+P {pct(vr['se'])}/{pct(vr['ppv'])} "
+        f"({vr['found']}/{vr['reference']}), V couplets Se/+P {pct(vc['se'])}/{pct(vc['ppv'])}, "
+        f"pauses {g['pauses']['output']}/{g['pauses']['reference']}, AF duration Se/+P "
+        f"{pct(af['duration_se'])}/{pct(af['duration_ppv'])}, false AF in no-AF records "
+        f"{af['false_s_without_reference_af']:.1f} s, median |rel. error| SDNN {pct(h['sdnn_ms'])} % "
+        f"rMSSD {pct(h['rmssd_ms'])} %"
+    )
     return lines
 
 
@@ -284,7 +332,11 @@ def main(argv=None) -> int:
     p.add_argument("--json", type=Path, help="output JSON (default benchmarks/results/holter-ds1-<date>.json)")
     args = p.parse_args(argv)
     records = args.records.split(",") if args.records else sorted(x.stem for x in args.data.glob("*.atr"))
-    result = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "data": str(args.data), **run(records, args.data)}
+    result = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "data": str(args.data),
+        **run(records, args.data),
+    }
     if args.results:
         result["workflow"] = workflow_section(records, args.data, args.results)
     print(table(result))

@@ -29,31 +29,41 @@ STEPS = {  # name: (setup run first, untimed; the code timed)
     "numba.cuda": ("", "import numba.cuda"),
     "cudf": ("", "import cudf"),
     "rmm": ("", "import rmm"),
-    "rmm_pool": ("import rmm, cupy; cupy.cuda.runtime.free(cupy.cuda.runtime.malloc(1))",
-                 "rmm.reinitialize(pool_allocator=True)"),
+    "rmm_pool": (
+        "import rmm, cupy; cupy.cuda.runtime.free(cupy.cuda.runtime.malloc(1))",
+        "rmm.reinitialize(pool_allocator=True)",
+    ),
     "kvikio": ("", "import kvikio"),
     "torch": ("", "import torch"),
     "torch_cuda_init": ("import torch", "torch.zeros(1, device='cuda')"),
     "holoviews_bokeh_matplotlib": ("", "import holoviews as hv; hv.extension('bokeh', 'matplotlib', logo=False)"),
     "nms_kernel_first_call": (
-        ("import numpy, cupy; from beatflow.detect.nms_cuda import nms_cuda; r = cupy.random.rand(1000)."
-        "astype(cupy.float32); out = cupy.empty(1000, dtype=cupy.bool_)"),
-        "nms_cuda(r, 5, out); cupy.cuda.Device().synchronize()"),
+        (
+            "import numpy, cupy; from beatflow.detect.nms_cuda import nms_cuda; r = cupy.random.rand(1000)."
+            "astype(cupy.float32); out = cupy.empty(1000, dtype=cupy.bool_)"
+        ),
+        "nms_cuda(r, 5, out); cupy.cuda.Device().synchronize()",
+    ),
     "embed_kernels_first_call": (
-        ("import cupy; from beatflow.embed.kernels_cuda import embed_cuda; x = cupy.random.rand(2, 5000)."
-        "astype(cupy.float32); s = cupy.arange(0, 4000, 250); n = cupy.full(s.shape, 250); "
-        "m = cupy.empty((s.shape[0], 2)); out = cupy.empty((s.shape[0], 2, 250), dtype=cupy.float32)"),
-        "embed_cuda(x, s, n, m, out); cupy.cuda.Device().synchronize()"),
+        (
+            "import cupy; from beatflow.embed.kernels_cuda import embed_cuda; x = cupy.random.rand(2, 5000)."
+            "astype(cupy.float32); s = cupy.arange(0, 4000, 250); n = cupy.full(s.shape, 250); "
+            "m = cupy.empty((s.shape[0], 2)); out = cupy.empty((s.shape[0], 2, 250), dtype=cupy.float32)"
+        ),
+        "embed_cuda(x, s, n, m, out); cupy.cuda.Device().synchronize()",
+    ),
 }
 RULES = {  # the needs each rule script passes to select_backend (scripts/*.py)
-    "ingest": ("cudf",), "segment": ("numba.cuda",), "embed": ("kvikio", "numba.cuda"),
-    "train": ("kvikio", "torch"), "score": ("kvikio", "torch"),
+    "ingest": ("cudf",),
+    "segment": ("numba.cuda",),
+    "embed": ("kvikio", "numba.cuda"),
+    "train": ("kvikio", "torch"),
+    "score": ("kvikio", "torch"),
 }
 
 
 def timed(setup: str, code: str) -> float | None:
-    program = (f"import time\n{setup}\nt0 = time.perf_counter()\n{code}\n"
-               "print(time.perf_counter() - t0)")
+    program = f"import time\n{setup}\nt0 = time.perf_counter()\n{code}\nprint(time.perf_counter() - t0)"
     out = subprocess.run([sys.executable, "-c", program], check=False, capture_output=True, text=True, cwd=ROOT)
     if out.returncode:  # the library is not installed here
         return None
@@ -77,8 +87,13 @@ def main(argv=None) -> None:
     if unknown:
         raise SystemExit(f"unknown steps or rules: {unknown}")
     seconds = {name: best([timed(*STEPS[name]) for _ in range(a.repeat)]) for name in steps}
-    per_rule = {rule: timed("import logging", "from beatflow.backend import select_backend; "
-                            f"select_backend('gpu', needs={RULES[rule]!r})") for rule in rules}
+    per_rule = {
+        rule: timed(
+            "import logging",
+            f"from beatflow.backend import select_backend; select_backend('gpu', needs={RULES[rule]!r})",
+        )
+        for rule in rules
+    }
     result = {"python": sys.version.split()[0], "seconds": seconds, "select_backend_s_per_rule": per_rule}
     write_json(a.out, result, indent=1)
     print(json.dumps(result, indent=1))

@@ -81,8 +81,11 @@ def rule_log_times(log: Path) -> dict | None:
     if not starts or not done:
         return None
     start = starts[-1]  # a job a worker could not finish was run again by its script: the last run counts
-    return {"process": stamp(start.group(1)) - float(start.group(2)), "start": stamp(start.group(1)),
-            "done": stamp(done[-1].group(1))}
+    return {
+        "process": stamp(start.group(1)) - float(start.group(2)),
+        "start": stamp(start.group(1)),
+        "done": stamp(done[-1].group(1)),
+    }
 
 
 def benchmark_s(path: Path) -> float:
@@ -107,9 +110,14 @@ def jobs_of(events: list[dict], work: Path) -> list[dict]:
         times = rule_log_times(log) if log.exists() else None
         inputs = event.get("input", [])
         ready = max((made_by[p] for p in inputs if p in made_by), default=None)
-        row = {"rule": event["rule_name"], "record": record, "jobid": int(jobid),
-               "gpu": bool(event.get("resources", {}).get("gpu")),
-               "decided": event["t"], "finished": finished[jobid]}
+        row = {
+            "rule": event["rule_name"],
+            "record": record,
+            "jobid": int(jobid),
+            "gpu": bool(event.get("resources", {}).get("gpu")),
+            "decided": event["t"],
+            "finished": finished[jobid],
+        }
         row["wait"] = max(0.0, event["t"] - ready) if ready is not None else 0.0
         if times:
             row["launch"] = times["process"] - event["t"]
@@ -135,24 +143,50 @@ def summary(rows: list[dict], wall: float) -> dict:
         mine = [r for r in rows if r["rule"] == rule and complete(r)]
         if not mine:
             continue
-        per_rule[rule] = {"jobs": len(mine), **{
-            f"{phase}_s": {"median": round(statistics.median(r[phase] for r in mine), 4),
-                           "total": round(sum(r[phase] for r in mine), 3)} for phase in PHASES}}
+        per_rule[rule] = {
+            "jobs": len(mine),
+            **{
+                f"{phase}_s": {
+                    "median": round(statistics.median(r[phase] for r in mine), 4),
+                    "total": round(sum(r[phase] for r in mine), 3),
+                }
+                for phase in PHASES
+            },
+        }
     gpu = [r for r in rows if r["gpu"] and complete(r)]
     held = sum(r["finished"] - r["decided"] for r in gpu)
-    return {"wall_s": round(wall, 2), "jobs": len(rows), "per_rule": per_rule,
-            "gpu_slot": {"jobs": len(gpu), "held_s": round(held, 2),
-                         "worked_s": round(sum(r["work"] for r in gpu), 2),
-                         "worked_fraction": round(sum(r["work"] for r in gpu) / held, 3) if held else None},
-            "phase_totals_s": {p: round(sum(r[p] for r in rows if complete(r)), 2) for p in PHASES}}
+    return {
+        "wall_s": round(wall, 2),
+        "jobs": len(rows),
+        "per_rule": per_rule,
+        "gpu_slot": {
+            "jobs": len(gpu),
+            "held_s": round(held, 2),
+            "worked_s": round(sum(r["work"] for r in gpu), 2),
+            "worked_fraction": round(sum(r["work"] for r in gpu) / held, 3) if held else None,
+        },
+        "phase_totals_s": {p: round(sum(r[p] for r in rows if complete(r)), 2) for p in PHASES},
+    }
 
 
 def profile(device: str, cores: int, records: str | None, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         work = scratch_project(Path(tmp))
         events_path = work / "events.jsonl"
-        cmd = [sys.executable, "-c", HOOK, str(events_path), "--cores", str(cores), "--resources", "gpu=1",
-               "--config", f"device={device}", *([f"records={records}"] if records else []), *extra]
+        cmd = [
+            sys.executable,
+            "-c",
+            HOOK,
+            str(events_path),
+            "--cores",
+            str(cores),
+            "--resources",
+            "gpu=1",
+            "--config",
+            f"device={device}",
+            *([f"records={records}"] if records else []),
+            *extra,
+        ]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False, env=dict(os.environ))
         wall = time.perf_counter() - t0
@@ -160,8 +194,13 @@ def profile(device: str, cores: int, records: str | None, extra: list[str]) -> d
             raise SystemExit(f"snakemake failed\n{proc.stderr[-4000:]}")
         events = [json.loads(line) for line in events_path.read_text().splitlines()]
         rows = jobs_of(events, work)
-        return {"device": device, "cores": cores, "records": records or "demo", **summary(rows, wall),
-                "job_rows": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]}
+        return {
+            "device": device,
+            "cores": cores,
+            "records": records or "demo",
+            **summary(rows, wall),
+            "job_rows": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
+        }
 
 
 def main() -> None:

@@ -40,10 +40,17 @@ def ingested(csv: str, out: Path, cfg: dict) -> tuple[str, str]:
     from beatflow.stage import execute
 
     signal, beats = str(out / "signal.parquet"), str(out / "beats.parquet")
-    assert execute(Job("ingest", {"record": "holter20h"}, Files([csv]), Files([signal]),
-                       Files([str(out / "ingest.log")]),
-                       {"path": csv, "fs": 250.0, "leads": ["MLII", "V1"], "ingest": cfg["ingest"]},
-                       {**cfg, "device": "cpu"}))
+    assert execute(
+        Job(
+            "ingest",
+            {"record": "holter20h"},
+            Files([csv]),
+            Files([signal]),
+            Files([str(out / "ingest.log")]),
+            {"path": csv, "fs": 250.0, "leads": ["MLII", "V1"], "ingest": cfg["ingest"]},
+            {**cfg, "device": "cpu"},
+        )
+    )
     return signal, beats
 
 
@@ -51,10 +58,26 @@ def detect_jobs(signal: str, beats: str, out: Path, cfg: dict) -> list:
     from beatflow.job import Files, Job
 
     w = {"record": "holter20h"}
-    return [Job("segment", w, Files([signal], {"signal": signal}), Files([beats]), Files([str(out / "segment.log")]),
-                {"segment": cfg["segment"]}, cfg),
-            Job("embed", w, Files([], {"signal": signal, "beats": beats}), Files([str(out / "embedding.npy")]),
-                Files([str(out / "embed.log")]), {"embed": cfg["embed"]}, cfg)]
+    return [
+        Job(
+            "segment",
+            w,
+            Files([signal], {"signal": signal}),
+            Files([beats]),
+            Files([str(out / "segment.log")]),
+            {"segment": cfg["segment"]},
+            cfg,
+        ),
+        Job(
+            "embed",
+            w,
+            Files([], {"signal": signal, "beats": beats}),
+            Files([str(out / "embedding.npy")]),
+            Files([str(out / "embed.log")]),
+            {"embed": cfg["embed"]},
+            cfg,
+        ),
+    ]
 
 
 def probe(a: argparse.Namespace, out: Path) -> dict:

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import ROOT, RESULTS, artifact_paths, auc, embed_length_s, relative, stage_params, write_json
+from benchmarks.common import RESULTS, ROOT, artifact_paths, auc, embed_length_s, relative, stage_params, write_json
 from benchmarks.quality_diagnosis import anomaly_diagnosis, by_label, diagnose
 from benchmarks.quality_table import markdown
 from benchmarks.references import chosen, detect, detection_figures, machine, warm_up
@@ -63,6 +63,7 @@ log = logging.getLogger("quality")
 
 # -------------------------------------------------------------------------------------------- detection
 
+
 def detection(true: np.ndarray, detected: np.ndarray, fs: float) -> tuple[dict, np.ndarray, np.ndarray]:
     """``detected`` against the truth: :func:`references.detection_figures` (``beatflow.evaluate``) under this
     suite's JSON keys, and the matched indices ``(i_true, i_detected)`` (``evaluate.match``, the same
@@ -71,9 +72,20 @@ def detection(true: np.ndarray, detected: np.ndarray, fs: float) -> tuple[dict, 
 
     f = detection_figures(true, detected, fs)
     ti, di = match(true, detected, TOLERANCE_S * fs)
-    return ({"n_true": f["n_true"], "n_detected": f["n_detected"], "tp": f["true_positives"],
-             "fn": f["false_negatives"], "fp": f["false_positives"], "sensitivity": f["sensitivity"],
-             "ppv": f["ppv"], "f1": f["f1"]}, ti, di)
+    return (
+        {
+            "n_true": f["n_true"],
+            "n_detected": f["n_detected"],
+            "tp": f["true_positives"],
+            "fn": f["false_negatives"],
+            "fp": f["false_positives"],
+            "sensitivity": f["sensitivity"],
+            "ppv": f["ppv"],
+            "f1": f["f1"],
+        },
+        ti,
+        di,
+    )
 
 
 def detection_entry(rec: dict, detectors: tuple[str, ...]) -> tuple[dict, dict, np.ndarray, np.ndarray, np.ndarray]:
@@ -87,9 +99,16 @@ def detection_entry(rec: dict, detectors: tuple[str, ...]) -> tuple[dict, dict, 
     x = leads[spec.leads[0]]
     second = leads[spec.leads[1]] if len(spec.leads) > 1 else None
     kinds, n = np.unique(labels, return_counts=True)
-    entry = {"name": rec["name"], "what": rec["what"], "noise": rec["noise"], "unreadable": rec["unreadable"],
-             "spec": spec_dict(spec), "labels": {str(k): int(v) for k, v in zip(kinds, n)},
-             "detection": {}, "missed_by_label": {}}
+    entry = {
+        "name": rec["name"],
+        "what": rec["what"],
+        "noise": rec["noise"],
+        "unreadable": rec["unreadable"],
+        "spec": spec_dict(spec),
+        "labels": {str(k): int(v) for k, v in zip(kinds, n)},
+        "detection": {},
+        "missed_by_label": {},
+    }
     clean = generate(replace(spec, **NOISE_FREE))[0][spec.leads[0]]
     for name in detectors:
         peaks, seconds = detect(name, x, spec.fs, second)
@@ -112,8 +131,13 @@ def speed(records: list[dict], detectors: tuple[str, ...]) -> dict:
         secs = {r["name"]: r["detection"][name]["seconds"] for r in records}
         slowest = max(secs, key=secs.get)
         total = sum(secs.values())
-        out["detectors"][name] = {"total_s": total, "per_hour_s": total / hours, "msamples_per_s": samples / total / 1e6,
-                                  "slowest_record": slowest, "slowest_s": secs[slowest]}
+        out["detectors"][name] = {
+            "total_s": total,
+            "per_hour_s": total / hours,
+            "msamples_per_s": samples / total / 1e6,
+            "slowest_record": slowest,
+            "slowest_s": secs[slowest],
+        }
     for r in records:
         for stage, s in r.get("anomaly", {}).get("seconds", {}).items():
             out["chain"][stage] = out["chain"].get(stage, 0.0) + s
@@ -122,8 +146,17 @@ def speed(records: list[dict], detectors: tuple[str, ...]) -> dict:
 
 # --------------------------------------------------------------------------------------- the anomaly chain
 
-def chain(rec: dict, leads: dict, true: np.ndarray, labels: np.ndarray, epochs: int, length_s: float,
-          noise: np.ndarray, seed: int = 0) -> dict:
+
+def chain(
+    rec: dict,
+    leads: dict,
+    true: np.ndarray,
+    labels: np.ndarray,
+    epochs: int,
+    length_s: float,
+    noise: np.ndarray,
+    seed: int = 0,
+) -> dict:
     """beatflow's stages in a temporary folder, on the CPU, then ``evaluate.evaluate`` against the truth."""
     import pandas as pd
 
@@ -139,8 +172,7 @@ def chain(rec: dict, leads: dict, true: np.ndarray, labels: np.ndarray, epochs: 
     result = evaluate(pd.DataFrame({"sample": true, "label": labels}), table, spec.fs)
     result["seconds"] = seconds
     result["flagged"] = int(table.anomaly.sum())
-    result["diagnosis"] = anomaly_diagnosis(table, true, labels, spec.fs, len(leads[spec.leads[0]]), length_s,
-                                            noise)
+    result["diagnosis"] = anomaly_diagnosis(table, true, labels, spec.fs, len(leads[spec.leads[0]]), length_s, noise)
     return result
 
 
@@ -152,20 +184,28 @@ def run_stages(name: str, paths: dict, fs: float, length_s: float, epochs: int, 
     from beatflow.embed.rows import EmbedParams, embed
     from beatflow.learn.train import train
     from beatflow.score.scores import score
-
     from benchmarks.common import band_hz
 
     backend = select_backend("cpu")
     seg, tp, sp = stage_params(epochs=epochs, seed=seed)
     stages = {
-        "segment": lambda: segment(name, {"signal": paths["signal"]}, {"beats": paths["beats"]}, seg,
-                                   backend),
-        "embed": lambda: embed(name, {"signal": paths["signal"], "beats": paths["beats"]},
-                               {"embedding": paths["embedding"]}, EmbedParams.defaults(length_s=length_s,
-                                                                                       band_hz=band_hz()), backend),
-        "train": lambda: train(name, {"embedding": paths["embedding"], "beats": paths["beats"],
-                                      "signal": paths["signal"]}, {"model": paths["model"]}, tp, backend),
-        "score": lambda: score(name, paths, paths, sp, backend)}
+        "segment": lambda: segment(name, {"signal": paths["signal"]}, {"beats": paths["beats"]}, seg, backend),
+        "embed": lambda: embed(
+            name,
+            {"signal": paths["signal"], "beats": paths["beats"]},
+            {"embedding": paths["embedding"]},
+            EmbedParams.defaults(length_s=length_s, band_hz=band_hz()),
+            backend,
+        ),
+        "train": lambda: train(
+            name,
+            {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]},
+            {"model": paths["model"]},
+            tp,
+            backend,
+        ),
+        "score": lambda: score(name, paths, paths, sp, backend),
+    }
     seconds = {}
     for stage, call in stages.items():
         t0 = time.perf_counter()
@@ -181,6 +221,7 @@ def seed_summary(run: dict) -> dict:
 
 # ------------------------------------------------------------------------------------------------------ main
 
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help=f"a few records of {QUICK_MINUTES} min; temporary output")
@@ -188,13 +229,24 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--records", help="comma-separated record names (a subset of the suite)")
     p.add_argument("--detectors", help="comma-separated reference detectors beside beatflow (default: all)")
     p.add_argument("--epochs", type=int, default=EPOCHS)
-    p.add_argument("--seeds", default=",".join(map(str, SEEDS)),
-                   help="training seeds (train.seed; the first is diagnosed in full, the others give the AUROC spread)")
+    p.add_argument(
+        "--seeds",
+        default=",".join(map(str, SEEDS)),
+        help="training seeds (train.seed; the first is diagnosed in full, the others give the AUROC spread)",
+    )
     p.add_argument("--no-chain", action="store_true", help="detection only")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch threads for training (default 1: on a small shared machine more threads are slower)")
-    p.add_argument("--render", type=Path, metavar="JSON",
-                   help="only write the Markdown again from a JSON this script wrote (to --md, default docs/quality.md)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads for training (default 1: on a small shared machine more threads are slower)",
+    )
+    p.add_argument(
+        "--render",
+        type=Path,
+        metavar="JSON",
+        help="only write the Markdown again from a JSON this script wrote (to --md, default docs/quality.md)",
+    )
     p.add_argument("--json", type=Path, help="output JSON (default benchmarks/results/quality-<date>.json)")
     p.add_argument("--md", type=Path, help="output Markdown (default docs/quality.md)")
     return p.parse_args(argv)
@@ -202,10 +254,15 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def command(a: argparse.Namespace, seeds: list[int]) -> str:
     """The command line that gives this run again."""
-    options = [("--quick", a.quick), (f"--minutes {a.minutes:g}" if a.minutes else "", a.minutes),
-               (f"--records {a.records}", a.records), (f"--detectors {a.detectors}", a.detectors),
-               ("--no-chain", a.no_chain), (f"--epochs {a.epochs}", a.epochs != EPOCHS),
-               (f"--seeds {a.seeds}", seeds != list(SEEDS))]
+    options = [
+        ("--quick", a.quick),
+        (f"--minutes {a.minutes:g}" if a.minutes else "", a.minutes),
+        (f"--records {a.records}", a.records),
+        (f"--detectors {a.detectors}", a.detectors),
+        ("--no-chain", a.no_chain),
+        (f"--epochs {a.epochs}", a.epochs != EPOCHS),
+        (f"--seeds {a.seeds}", seeds != list(SEEDS)),
+    ]
     return " ".join(["python -m benchmarks.quality", *(text for text, given in options if given)])
 
 
@@ -228,11 +285,18 @@ def run_record(rec: dict, a: argparse.Namespace, detectors: tuple[str, ...], see
         entry["anomaly"] = runs[0]
         entry["anomaly"]["seeds"] = {str(seed): seed_summary(run) for seed, run in zip(seeds, runs)}
     bf = entry["detection"]["beatflow"]
-    log.info("%-22s beatflow sens %.4f ppv %.4f | %s%s", rec["name"], bf["sensitivity"], bf["ppv"],
-             " ".join(f"{n} {entry['detection'][n]['f1']:.4f}" for n in detectors[1:]),
-             "" if "anomaly" not in entry else " | AUROC " + " ".join(
-                 f"{k} {auc(v['auroc'])}" for k, v in entry["anomaly"]["per_label"].items())
-             + f" | chain {sum(entry['anomaly']['seconds'].values()):.1f} s")
+    log.info(
+        "%-22s beatflow sens %.4f ppv %.4f | %s%s",
+        rec["name"],
+        bf["sensitivity"],
+        bf["ppv"],
+        " ".join(f"{n} {entry['detection'][n]['f1']:.4f}" for n in detectors[1:]),
+        ""
+        if "anomaly" not in entry
+        else " | AUROC "
+        + " ".join(f"{k} {auc(v['auroc'])}" for k, v in entry["anomaly"]["per_label"].items())
+        + f" | chain {sum(entry['anomaly']['seconds'].values()):.1f} s",
+    )
     return entry
 
 
@@ -252,24 +316,38 @@ def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     logging.getLogger("beatflow").setLevel(logging.WARNING)
     import torch
+
     from beatflow.evaluate import TOLERANCE_S
 
     torch.set_num_threads(a.threads)
     detectors, seeds, date = chosen(a.detectors), [int(v) for v in a.seeds.split(",")], datetime.now(UTC)
-    partial = bool(a.quick or a.minutes or a.records or a.detectors or a.no_chain or a.epochs != EPOCHS
-                   or seeds != list(SEEDS))
+    partial = bool(
+        a.quick or a.minutes or a.records or a.detectors or a.no_chain or a.epochs != EPOCHS or seeds != list(SEEDS)
+    )
     json_path, md_path = output_paths(a, partial, date)
     t_start, info = time.perf_counter(), machine()
     warm_up(detectors)
     out_records = [run_record(rec, a, detectors, seeds, embed_length_s()) for rec in records_of(a)]
     info.update(load_average_1min_end=round(os.getloadavg()[0], 2), torch_threads=a.threads)
     seg, _, sp = stage_params()
-    result = {"date": date.strftime("%Y-%m-%d"), "command": command(a, seeds), "json": relative(json_path),
-              "machine": info, "tolerance_s": TOLERANCE_S, "detectors": list(detectors),
-              "targets": {"sensitivity": TARGET_DETECTION, "ppv": TARGET_DETECTION, "auroc_A_L": TARGET_AUROC},
-              "epochs": a.epochs, "seeds": seeds, "embed_length_s": embed_length_s(), "segment_params": asdict(seg),
-              "score_params": asdict(sp), "noise_presets": NOISE, "records": out_records,
-              "speed": speed(out_records, detectors), "total_seconds": time.perf_counter() - t_start}
+    result = {
+        "date": date.strftime("%Y-%m-%d"),
+        "command": command(a, seeds),
+        "json": relative(json_path),
+        "machine": info,
+        "tolerance_s": TOLERANCE_S,
+        "detectors": list(detectors),
+        "targets": {"sensitivity": TARGET_DETECTION, "ppv": TARGET_DETECTION, "auroc_A_L": TARGET_AUROC},
+        "epochs": a.epochs,
+        "seeds": seeds,
+        "embed_length_s": embed_length_s(),
+        "segment_params": asdict(seg),
+        "score_params": asdict(sp),
+        "noise_presets": NOISE,
+        "records": out_records,
+        "speed": speed(out_records, detectors),
+        "total_seconds": time.perf_counter() - t_start,
+    }
     write_json(json_path, result, indent=1)
     md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(markdown(result) + "\n")

@@ -1,4 +1,5 @@
-"""What the quality suite (:mod:`benchmarks.quality`) measured where beatflow went wrong: for the detector, at each missed
+"""What the quality suite (:mod:`benchmarks.quality`) measured where beatflow went wrong: for the detector,
+at each missed
 and each false beat (:func:`diagnose`, :func:`by_label`); for the anomaly scores, why normal beats score high
 and abnormal ones low (:func:`anomaly_diagnosis`). Every figure goes into the suite's JSON.
 """
@@ -8,12 +9,22 @@ from __future__ import annotations
 import numpy as np
 
 
-def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labels: np.ndarray,
-             detected: np.ndarray, ti: np.ndarray, di: np.ndarray, max_examples: int = 25) -> dict:
+def diagnose(
+    x: np.ndarray,
+    clean: np.ndarray,
+    fs: float,
+    true: np.ndarray,
+    labels: np.ndarray,
+    detected: np.ndarray,
+    ti: np.ndarray,
+    di: np.ndarray,
+    max_examples: int = 25,
+) -> dict:
     """What beatflow's detector saw, in the first lead, at each missed and each false beat (where the second
     lead shows the beats, the detector's own envelope also has the second lead fused in: ``beatflow.detect.fusion``).
 
-    Recomputes the first lead's detection envelope ``r`` (``envelope.detection_envelope``: per wavelet width, the oriented
+    Recomputes the first lead's detection envelope ``r`` (``envelope.detection_envelope``: per wavelet width,
+    the oriented
     response over its local reference, the larger of the two) and, with the same signs and references, the
     envelope of the noise alone (``x`` minus the noise-free ``clean`` rendering of the same record) and of the
     noise-free signal. For a missed beat: the largest ``r`` within ±50 ms of the true peak as a multiple of
@@ -26,7 +37,6 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
     peaks over the rms envelope of the noise alone, for the whole record and for its worst 2-s window.
     """
     from beatflow.backend import select_backend
-
     from benchmarks.common import stage_params
 
     p, backend = stage_params()[0], select_backend("cpu")
@@ -34,16 +44,25 @@ def diagnose(x: np.ndarray, clean: np.ndarray, fs: float, true: np.ndarray, labe
     env = {"r": r, "noise": r_noise, "clean": r_clean, "fs": fs, "threshold": p.threshold, "half": p.nms_half(fs)}
     miss_rows = [missed_row(env, true, labels, detected, k) for k in np.setdiff1d(np.arange(len(true)), ti)]
     false_rows = [false_row(env, true, labels, detected, k) for k in np.setdiff1d(np.arange(len(detected)), di)]
-    return {"params": {"nms_window_s": p.nms_window_s, "threshold": p.threshold, "block_s": p.max_rr_s,
-                       "wavelet_widths_s": list(p.widths_s)},
-            "readability": readability(r_noise, r_clean, true, fs),
-            "beat_response_over_threshold": beat_margins(r, true, labels, fs, p.threshold),
-            "noise_peaks_over_threshold": noise_margins(r_noise, fs, p, backend),
-            "missed_by_label": tally(miss_rows, "label"), "missed_by_cause": tally(miss_rows),
-            "false_by_cause": tally(false_rows),
-            "missed_response_over_threshold_median": float(np.median([m["response_over_threshold"]
-                                                                      for m in miss_rows])) if miss_rows else None,
-            "missed": miss_rows[:max_examples], "false": false_rows[:max_examples]}
+    return {
+        "params": {
+            "nms_window_s": p.nms_window_s,
+            "threshold": p.threshold,
+            "block_s": p.max_rr_s,
+            "wavelet_widths_s": list(p.widths_s),
+        },
+        "readability": readability(r_noise, r_clean, true, fs),
+        "beat_response_over_threshold": beat_margins(r, true, labels, fs, p.threshold),
+        "noise_peaks_over_threshold": noise_margins(r_noise, fs, p, backend),
+        "missed_by_label": tally(miss_rows, "label"),
+        "missed_by_cause": tally(miss_rows),
+        "false_by_cause": tally(false_rows),
+        "missed_response_over_threshold_median": float(np.median([m["response_over_threshold"] for m in miss_rows]))
+        if miss_rows
+        else None,
+        "missed": miss_rows[:max_examples],
+        "false": false_rows[:max_examples],
+    }
 
 
 def envelopes(x: np.ndarray, clean: np.ndarray, fs: float, p, backend) -> tuple:
@@ -52,12 +71,18 @@ def envelopes(x: np.ndarray, clean: np.ndarray, fs: float, p, backend) -> tuple:
     from beatflow.detect.envelope import per_block, polarity_and_reference, wavelet_responses
 
     block = p.block(fs)
-    scales = [sign * reference for sign, reference in
-              (polarity_and_reference(r, block, np) for r in wavelet_responses(x, fs, p.widths_s, backend.xp))]
+    scales = [
+        sign * reference
+        for sign, reference in (
+            polarity_and_reference(r, block, np) for r in wavelet_responses(x, fs, p.widths_s, backend.xp)
+        )
+    ]
 
     def envelope(y):
-        return np.max([per_block(r, scale, block)
-                       for r, scale in zip(wavelet_responses(y, fs, p.widths_s, backend.xp), scales)], axis=0)
+        return np.max(
+            [per_block(r, scale, block) for r, scale in zip(wavelet_responses(y, fs, p.widths_s, backend.xp), scales)],
+            axis=0,
+        )
 
     return envelope(x), envelope(x - clean), envelope(clean)
 
@@ -67,16 +92,23 @@ def readability(r_noise: np.ndarray, r_clean: np.ndarray, true: np.ndarray, fs: 
     qrs = float(np.median(r_clean[true]))
     window = max(1, round(2 * fs))
     rms = np.sqrt(np.convolve(r_noise.astype(np.float64) ** 2, np.ones(window) / window, mode="valid"))
-    return {"qrs_band_snr": qrs / float(np.sqrt(np.mean(r_noise.astype(np.float64) ** 2))),
-            "qrs_band_snr_worst_2s": qrs / float(rms.max())}
+    return {
+        "qrs_band_snr": qrs / float(np.sqrt(np.mean(r_noise.astype(np.float64) ** 2))),
+        "qrs_band_snr_worst_2s": qrs / float(rms.max()),
+    }
 
 
 def beat_margins(r: np.ndarray, true: np.ndarray, labels: np.ndarray, fs: float, threshold: float) -> dict:
     """Per label, every true beat's largest envelope (±50 ms) over the threshold: the minimum and 1 % quantile."""
     w = round(0.05 * fs)
-    at_beats = np.array([r[max(0, i - w):i + w + 1].max() for i in true]) / threshold
-    return {str(lab): {"min": float(at_beats[labels == lab].min()),
-                       "p01": float(np.quantile(at_beats[labels == lab], 0.01))} for lab in np.unique(labels)}
+    at_beats = np.array([r[max(0, i - w) : i + w + 1].max() for i in true]) / threshold
+    return {
+        str(lab): {
+            "min": float(at_beats[labels == lab].min()),
+            "p01": float(np.quantile(at_beats[labels == lab], 0.01)),
+        }
+        for lab in np.unique(labels)
+    }
 
 
 def noise_margins(r_noise: np.ndarray, fs: float, p, backend) -> dict:
@@ -87,8 +119,11 @@ def noise_margins(r_noise: np.ndarray, fs: float, p, backend) -> dict:
     noise_peaks = np.flatnonzero(nms_mask(np.ascontiguousarray(r_noise), p.nms_half(fs), backend))
     over = r_noise[noise_peaks] / p.threshold
     hours = len(r_noise) / fs / 3600
-    return {"p99": float(np.quantile(over, 0.99)), "max": float(over.max()),
-            "above_threshold_per_hour": float((over > 1).sum() / hours)}
+    return {
+        "p99": float(np.quantile(over, 0.99)),
+        "max": float(over.max()),
+        "above_threshold_per_hour": float((over > 1).sum() / hours),
+    }
 
 
 def missed_row(env: dict, true: np.ndarray, labels: np.ndarray, detected: np.ndarray, k: int) -> dict:
@@ -107,13 +142,17 @@ def missed_row(env: dict, true: np.ndarray, labels: np.ndarray, detected: np.nda
         why = "suppressed by a larger response within the NMS window"
     else:
         why = "other"
-    return {"time_s": round(i / fs, 3), "label": str(labels[k]), "rr_s": round(float(rr), 3),
-            "next_rr_s": round(float((true[k + 1] - i) / fs), 3) if k + 1 < len(true) else None,
-            "response_over_threshold": round(float(r[j] / threshold), 3),
-            "noise_free_over_threshold": round(float(env["clean"][lo:hi].max() / threshold), 3),
-            "suppressor_offset_s": round((bigger - j) / fs, 3) if bigger != j else None,
-            "nearest_detection_offset_s": round((int(detected[near]) - i) / fs, 3) if near >= 0 else None,
-            "why": why}
+    return {
+        "time_s": round(i / fs, 3),
+        "label": str(labels[k]),
+        "rr_s": round(float(rr), 3),
+        "next_rr_s": round(float((true[k + 1] - i) / fs), 3) if k + 1 < len(true) else None,
+        "response_over_threshold": round(float(r[j] / threshold), 3),
+        "noise_free_over_threshold": round(float(env["clean"][lo:hi].max() / threshold), 3),
+        "suppressor_offset_s": round((bigger - j) / fs, 3) if bigger != j else None,
+        "nearest_detection_offset_s": round((int(detected[near]) - i) / fs, 3) if near >= 0 else None,
+        "why": why,
+    }
 
 
 def false_row(env: dict, true: np.ndarray, labels: np.ndarray, detected: np.ndarray, k: int) -> dict:
@@ -130,11 +169,15 @@ def false_row(env: dict, true: np.ndarray, labels: np.ndarray, detected: np.ndar
         why = "the noise-free beat itself crosses the threshold here (T wave or a second lobe)"
     else:
         why = "beat and noise together cross the threshold"
-    return {"time_s": round(i / fs, 3), "nearest_true_offset_s": round((i - int(true[near])) / fs, 3),
-            "nearest_true_label": str(labels[near]),
-            "response_over_threshold": round(float(env["r"][i] / threshold), 3),
-            "noise_alone_over_threshold": round(noise_alone, 3),
-            "noise_free_over_threshold": round(clean_here, 3), "why": why}
+    return {
+        "time_s": round(i / fs, 3),
+        "nearest_true_offset_s": round((i - int(true[near])) / fs, 3),
+        "nearest_true_label": str(labels[near]),
+        "response_over_threshold": round(float(env["r"][i] / threshold), 3),
+        "noise_alone_over_threshold": round(noise_alone, 3),
+        "noise_free_over_threshold": round(clean_here, 3),
+        "why": why,
+    }
 
 
 def tally(rows: list[dict], key: str = "why") -> dict:
@@ -152,14 +195,14 @@ def by_label(true_labels: np.ndarray, ti: np.ndarray) -> dict:
     return {str(k): int(c) for k, c in zip(kinds, counts)}
 
 
-def anomaly_diagnosis(table, true: np.ndarray, labels: np.ndarray, fs: float, n: int, length_s: float,
-                      noise: np.ndarray) -> dict:
+def anomaly_diagnosis(
+    table, true: np.ndarray, labels: np.ndarray, fs: float, n: int, length_s: float, noise: np.ndarray
+) -> dict:
     """Why normal beats score high and abnormal ones low: per label, the score quantiles and the part that
     won (``reason``); the normal beats' flagged share by their beat length (samples to the next peak, which
     sets where the embedded row is cut and zero-padded; rows are ``embed.length_s`` long), by their
     neighbours, and by the noise in their window (rms of the noise alone, mV)."""
     from beatflow.evaluate import TOLERANCE_S, match
-
     from benchmarks.common import stage_params
 
     peaks = table.peak.to_numpy()
@@ -172,16 +215,22 @@ def anomaly_diagnosis(table, true: np.ndarray, labels: np.ndarray, fs: float, n:
     nxt = np.array([labels[i + 1] if i + 1 < len(labels) else "-" for i in ti])
     pre = round(stage_params()[0].pre_peak_s * fs)
     row = round(length_s * fs)
-    noise_rms = np.array([float(np.sqrt(np.mean(noise[max(0, p - pre):max(0, p - pre) + row].astype(np.float64)
-                                                ** 2))) for p in peaks[di]])
+    noise_rms = np.array(
+        [
+            float(np.sqrt(np.mean(noise[max(0, p - pre) : max(0, p - pre) + row].astype(np.float64) ** 2)))
+            for p in peaks[di]
+        ]
+    )
     normal = lab == "N"
     out = {"labels": {}, "normal": {}}
     for k in sorted(set(lab)):
         sel = lab == k
         reasons, counts = np.unique(reason[sel], return_counts=True)
-        out["labels"][k] = {"n": int(sel.sum()),
-                            "score_quantiles_0_10_50_90": [float(v) for v in np.quantile(score_[sel], [0, .1, .5, .9])],
-                            "reason": {(r or "not flagged"): int(c) for r, c in zip(reasons, counts)}}
+        out["labels"][k] = {
+            "n": int(sel.sum()),
+            "score_quantiles_0_10_50_90": [float(v) for v in np.quantile(score_[sel], [0, 0.1, 0.5, 0.9])],
+            "reason": {(r or "not flagged"): int(c) for r, c in zip(reasons, counts)},
+        }
     flagged = score_ > 1
 
     def share(sel):
@@ -189,7 +238,8 @@ def anomaly_diagnosis(table, true: np.ndarray, labels: np.ndarray, fs: float, n:
 
     bins = [(0, 0.8), (0.8, 0.95), (0.95, 1.0), (1.0, 1.05), (1.05, np.inf)]
     out["normal"]["flagged_by_length_over_row"] = {
-        f"{lo:g}-{hi:g}": share(normal & (length >= lo * length_s) & (length < hi * length_s)) for lo, hi in bins}
+        f"{lo:g}-{hi:g}": share(normal & (length >= lo * length_s) & (length < hi * length_s)) for lo, hi in bins
+    }
     ectopic = np.isin(prev, ["V", "A", "L"]) | np.isin(nxt, ["V", "A", "L"])
     false = np.ones(len(peaks), bool)
     false[di] = False
@@ -202,9 +252,10 @@ def anomaly_diagnosis(table, true: np.ndarray, labels: np.ndarray, fs: float, n:
     out["normal"]["flagged_next_to_ectopic"] = share(normal & ectopic)
     out["normal"]["flagged_between_normal"] = share(normal & ~ectopic)
     q = np.quantile(noise_rms[normal], [0.5, 0.9]) if normal.any() else [0, 0]
-    out["normal"]["flagged_by_noise"] = {"quietest_half": share(normal & (noise_rms <= q[0])),
-                                         "noisiest_tenth": share(normal & (noise_rms > q[1]))}
+    out["normal"]["flagged_by_noise"] = {
+        "quietest_half": share(normal & (noise_rms <= q[0])),
+        "noisiest_tenth": share(normal & (noise_rms > q[1])),
+    }
     reasons, counts = np.unique(reason[normal & flagged], return_counts=True)
     out["normal"]["flagged_reason"] = {r: int(c) for r, c in zip(reasons, counts)}
     return out
-

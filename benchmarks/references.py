@@ -59,8 +59,9 @@ def chosen(names: str | None) -> tuple[str, ...]:
         raise SystemExit(f"unknown detectors {unknown}: choose from {', '.join(DETECTORS)}")
     missing = [n for n in wanted if importlib.util.find_spec(MODULE[n]) is None]
     if missing:
-        raise SystemExit(f"detectors {missing} need their packages (pip install -e \".[bench]\"), or leave them "
-                         "out with --detectors")
+        raise SystemExit(
+            f'detectors {missing} need their packages (pip install -e ".[bench]"), or leave them out with --detectors'
+        )
     return wanted
 
 
@@ -97,8 +98,19 @@ def detection_figures(true: np.ndarray, detected: np.ndarray, fs: float, exclude
     truth = pd.DataFrame({"sample": np.asarray(true, np.int64), "label": "N"})
     table = pd.DataFrame({"time_s": np.asarray(detected) / fs, "score": 0.0, "anomaly": False})
     e = evaluate(truth, table, fs, excluded)
-    return {k: e[k] for k in ("n_true", "n_detected", "true_positives", "false_positives", "false_negatives",
-                              "sensitivity", "ppv", "f1")}
+    return {
+        k: e[k]
+        for k in (
+            "n_true",
+            "n_detected",
+            "true_positives",
+            "false_positives",
+            "false_negatives",
+            "sensitivity",
+            "ppv",
+            "f1",
+        )
+    }
 
 
 def machine() -> dict:

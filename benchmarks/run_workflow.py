@@ -27,10 +27,30 @@ from pathlib import Path
 from benchmarks.common import device_name, scratch_project, versions, write_json
 from benchmarks.timeline import GPU_RULES, intervals
 
-PER_BACKEND = ("workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s", "gpu_busy", "evaluation",
-               "load_average")
-PACKAGES = ("numpy", "pandas", "pyarrow", "numba", "numba-cuda", "torch", "cupy-cuda13x", "cudf-cu13",
-            "kvikio-cu13", "rmm-cu13", "snakemake", "holoviews", "bokeh")
+PER_BACKEND = (
+    "workflow_wall_s",
+    "stages_s",
+    "breakdown_s",
+    "outside_rules_s",
+    "gpu_busy",
+    "evaluation",
+    "load_average",
+)
+PACKAGES = (
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "numba",
+    "numba-cuda",
+    "torch",
+    "cupy-cuda13x",
+    "cudf-cu13",
+    "kvikio-cu13",
+    "rmm-cu13",
+    "snakemake",
+    "holoviews",
+    "bokeh",
+)
 
 
 def outside_rules(logs: Path, wall: float) -> float:
@@ -50,24 +70,41 @@ def gpu_sampler(out: Path):
     no nvidia-smi)."""
     if shutil.which("nvidia-smi") is None:
         return None
-    return subprocess.Popen(["nvidia-smi", "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits",
-                             "-lms", "250"], stdout=out.open("w"), stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        ["nvidia-smi", "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits", "-lms", "250"],
+        stdout=out.open("w"),
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def gpu_busy(samples: Path) -> dict:
     """Share of the samples with the GPU busy (utilisation above 0), the mean utilisation (%) and the most
     device memory in use (MiB, every process's)."""
     rows = [line.split(",") for line in samples.read_text().splitlines()]
-    rows = [(float(u), float(m)) for u, m, *_ in (r for r in rows if len(r) >= 2)
-            if u.strip().replace(".", "", 1).isdigit() and m.strip().replace(".", "", 1).isdigit()]
+    rows = [
+        (float(u), float(m))
+        for u, m, *_ in (r for r in rows if len(r) >= 2)
+        if u.strip().replace(".", "", 1).isdigit() and m.strip().replace(".", "", 1).isdigit()
+    ]
     use = [u for u, _ in rows]
-    return {"samples": len(use), "busy_fraction": sum(u > 0 for u in use) / max(1, len(use)),
-            "mean_utilisation_pct": sum(use) / max(1, len(use)),
-            "max_memory_used_mib": max((m for _, m in rows), default=None)}
+    return {
+        "samples": len(use),
+        "busy_fraction": sum(u > 0 for u in use) / max(1, len(use)),
+        "mean_utilisation_pct": sum(use) / max(1, len(use)),
+        "max_memory_used_mib": max((m for _, m in rows), default=None),
+    }
 
 
-ARTIFACTS = ("signal.parquet", "beats.parquet", "embedding.npy", "model.pt", "scores.parquet", "latent.parquet",
-             "holter.json", "evaluation.json")
+ARTIFACTS = (
+    "signal.parquet",
+    "beats.parquet",
+    "embedding.npy",
+    "model.pt",
+    "scores.parquet",
+    "latent.parquet",
+    "holter.json",
+    "evaluation.json",
+)
 
 
 def digests(results: Path) -> dict:
@@ -88,16 +125,28 @@ def digests(results: Path) -> dict:
     return {f"{p.parent.name}/{p.name}": digest(p) for name in ARTIFACTS for p in sorted(results.glob(f"*/{name}"))}
 
 
-def run_backend(run: str, cores: int, records: str | None, extra: list[str], keep: Path | None,
-                keep_results: Path | None = None) -> dict:
+def run_backend(
+    run: str, cores: int, records: str | None, extra: list[str], keep: Path | None, keep_results: Path | None = None
+) -> dict:
     """Snakemake on one backend (``run``: ``gpu``, ``cpu``, ``auto`` or ``<device>-per-job``) in a scratch copy
     of the project: the run's figures (``keep``: copy its logs there; ``keep_results``: its results/)."""
     device, _, mode = run.partition("-")  # "gpu", or "gpu-per-job": no warm workers
     env = {**os.environ, **({"BEATFLOW_WORKER": "off"} if mode == "per-job" else {})}
     with tempfile.TemporaryDirectory() as tmp:
         work = scratch_project(Path(tmp))
-        cmd = [sys.executable, "-m", "snakemake", "--cores", str(cores), "--resources", "gpu=1",
-               "--config", f"device={device}", *([f"records={records}"] if records else []), *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--cores",
+            str(cores),
+            "--resources",
+            "gpu=1",
+            "--config",
+            f"device={device}",
+            *([f"records={records}"] if records else []),
+            *extra,
+        ]
         load_before = os.getloadavg()[0]
         sampler = gpu_sampler(work / "gpu.csv") if device == "gpu" else None
         t0 = time.perf_counter()
@@ -115,11 +164,17 @@ def run_backend(run: str, cores: int, records: str | None, extra: list[str], kee
             raise SystemExit(f"{run}: snakemake failed\n{proc.stderr[-5000:]}")
         check_backend(work / "logs", device)
         evaluations = {p.parent.name: json.loads(p.read_text()) for p in (work / "results").glob("*/evaluation.json")}
-        return {"wall_s": wall, "stages_s": stages_s(work / "logs"), "breakdown_s": breakdown(work / "logs"),
-                "outside_rules_s": outside_rules(work / "logs", wall),
-                "gpu_busy": gpu_busy(work / "gpu.csv") if sampler is not None else None,
-                "evaluation": evaluations, "records": record_sizes(work), "load_average": load,
-                "digests": digests(work / "results")}
+        return {
+            "wall_s": wall,
+            "stages_s": stages_s(work / "logs"),
+            "breakdown_s": breakdown(work / "logs"),
+            "outside_rules_s": outside_rules(work / "logs", wall),
+            "gpu_busy": gpu_busy(work / "gpu.csv") if sampler is not None else None,
+            "evaluation": evaluations,
+            "records": record_sizes(work),
+            "load_average": load,
+            "digests": digests(work / "results"),
+        }
 
 
 def keep_logs(work: Path, dest: Path, stderr: str) -> None:
@@ -133,8 +188,12 @@ def keep_logs(work: Path, dest: Path, stderr: str) -> None:
 
 def check_backend(logs: Path, device: str) -> None:
     """Stop unless every GPU-capable rule ran on ``device`` (``auto``: whichever)."""
-    used = {m for log in logs.glob("*/*.log") if log.stem in GPU_RULES
-            for m in re.findall(r"backend: (gpu|cpu)", log.read_text())}  # plot draws on the CPU on both
+    used = {
+        m
+        for log in logs.glob("*/*.log")
+        if log.stem in GPU_RULES
+        for m in re.findall(r"backend: (gpu|cpu)", log.read_text())
+    }  # plot draws on the CPU on both
     if device != "auto" and used != {device}:
         raise SystemExit(f"asked for device={device} but the rules ran on {sorted(used)}")
 
@@ -161,8 +220,10 @@ def breakdown(logs: Path) -> dict:
         imports = re.search(r"GPU libraries imported in ([\d.]+) s", text)
         gpu_imports = float(imports.group(1)) if imports else 0.0
         found.setdefault(path.parent.name, {})[path.stem] = {
-            "startup": float(startup.group(1)), "gpu_imports": gpu_imports,
-            "work": round(float(done.group(1)) - gpu_imports, 2)}
+            "startup": float(startup.group(1)),
+            "gpu_imports": gpu_imports,
+            "work": round(float(done.group(1)) - gpu_imports, 2),
+        }
     return found
 
 
@@ -174,8 +235,12 @@ def record_sizes(work: Path) -> dict:
     for path in sorted((work / "results").glob("*/signal.parquet")):
         meta = pq.read_metadata(path)
         fs = float(pq.read_schema(path).metadata[b"fs"])
-        sizes[path.parent.name] = {"hours": meta.num_rows / fs / 3600, "fs": fs, "leads": meta.num_columns,
-                                   "rows": meta.num_rows}
+        sizes[path.parent.name] = {
+            "hours": meta.num_rows / fs / 3600,
+            "fs": fs,
+            "leads": meta.num_columns,
+            "rows": meta.num_rows,
+        }
     return sizes
 
 
@@ -189,23 +254,29 @@ def single(per_record: dict) -> dict:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--devices", nargs="+", default=["cpu"],
-                   choices=["gpu", "cpu", "auto", "gpu-per-job", "cpu-per-job"])
+    p.add_argument(
+        "--devices", nargs="+", default=["cpu"], choices=["gpu", "cpu", "auto", "gpu-per-job", "cpu-per-job"]
+    )
     p.add_argument("--cores", type=int, default=os.cpu_count())
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--add", action="store_true", help="add these backends to the report already in --out")
     p.add_argument("--keep-logs", type=Path, help="copy each run's logs/ here")
     p.add_argument("--keep-results", type=Path, help="copy each run's results/ here (a folder per backend)")
     p.add_argument("--records", help="records sheet (config key records; default: the demo)")
-    p.add_argument("snakemake_args", nargs="*", help="extra snakemake arguments (after --; not --config, "
-                   "which would replace device=)")
+    p.add_argument(
+        "snakemake_args",
+        nargs="*",
+        help="extra snakemake arguments (after --; not --config, which would replace device=)",
+    )
     return p.parse_args(argv)
 
 
 def report(results: dict, cores: int) -> dict:
     """The JSON report of the runs on each backend."""
     out = {
-        "device": device_name(), "versions": versions(PACKAGES), "cores": cores,
+        "device": device_name(),
+        "versions": versions(PACKAGES),
+        "cores": cores,
         "record": single(next(iter(results.values()))["records"]),
         "workflow_wall_s": {d: r["wall_s"] for d, r in results.items()},
         "stages_s": {d: single(r["stages_s"]) for d, r in results.items()},
@@ -220,8 +291,7 @@ def report(results: dict, cores: int) -> dict:
 
 def main(argv=None) -> None:
     a = parse_args(argv)
-    results = {d: run_backend(d, a.cores, a.records, a.snakemake_args, a.keep_logs, a.keep_results)
-               for d in a.devices}
+    results = {d: run_backend(d, a.cores, a.records, a.snakemake_args, a.keep_logs, a.keep_results) for d in a.devices}
     out = report(results, a.cores)
     if a.add and a.out.exists():  # another backend's run of the same record, measured earlier
         earlier = json.loads(a.out.read_text())
@@ -229,13 +299,22 @@ def main(argv=None) -> None:
             out[key] = {**earlier.get(key, {}), **out[key]}
     out["artifacts_unlike_warm"] = {  # a process per job against the warm workers, byte for byte
         d: sorted(k for k, v in r["digests"].items() if results[d.split("-")[0]]["digests"].get(k) != v)
-        for d, r in results.items() if d.endswith("-per-job") and d.split("-")[0] in results}
+        for d, r in results.items()
+        if d.endswith("-per-job") and d.split("-")[0] in results
+    }
     walls = out["workflow_wall_s"]
     if {"gpu", "cpu"} <= walls.keys():
         out["cpu_over_gpu"] = walls["cpu"] / walls["gpu"]
     write_json(a.out, out)
-    print(json.dumps({k: out[k] for k in ("device", "workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s",
-                                          "gpu_busy")}, indent=1))
+    print(
+        json.dumps(
+            {
+                k: out[k]
+                for k in ("device", "workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s", "gpu_busy")
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

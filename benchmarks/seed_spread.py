@@ -4,7 +4,8 @@
         --out benchmarks/results/seed-spread-h200.json [--device gpu]
 
 Ingests, segments and embeds the record once (CSV sampled at ``--fs``, every column but ``time_s`` a lead),
-then trains and scores it once per seed with the default config (``config/config.yaml``), and evaluates each run against the truth.
+then trains and scores it once per seed with the default config (``config/config.yaml``), and evaluates each
+run against the truth.
 Per seed: AUROC per label, the share of normal beats flagged, and that share by the label of the beat
 before and after (the normal beats next to ectopic ones are where false alarms gather).
 """
@@ -38,9 +39,11 @@ def flagged_by_neighbour(table, truth, fs: float) -> dict:
     def share(sel):
         return round(float(flagged[sel].mean()), 4) if sel.any() else None
 
-    return {"normal_flagged": share(normal),
-            "after_a_beat_labelled": {k: share(normal & (before == k)) for k in NEIGHBOURS},
-            "before_a_beat_labelled": {k: share(normal & (after == k)) for k in NEIGHBOURS}}
+    return {
+        "normal_flagged": share(normal),
+        "after_a_beat_labelled": {k: share(normal & (before == k)) for k in NEIGHBOURS},
+        "before_a_beat_labelled": {k: share(normal & (after == k)) for k in NEIGHBOURS},
+    }
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -73,23 +76,41 @@ def main(argv=None) -> None:
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         paths = artifact_paths(Path(tmp))
-        ingest("r", {"path": a.csv}, {"signal": paths["signal"]},
-               IngestParams.from_config(config()["ingest"]), backend,
-               fs=a.fs, leads=[c for c in csv_header(a.csv) if c != TIME])
+        ingest(
+            "r",
+            {"path": a.csv},
+            {"signal": paths["signal"]},
+            IngestParams.from_config(config()["ingest"]),
+            backend,
+            fs=a.fs,
+            leads=[c for c in csv_header(a.csv) if c != TIME],
+        )
         segment("r", {"signal": paths["signal"]}, {"beats": paths["beats"]}, seg, backend)
-        embed("r", {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]},
-              EmbedParams.defaults(length_s=embed_length_s(), band_hz=band_hz()), backend)
+        embed(
+            "r",
+            {"signal": paths["signal"], "beats": paths["beats"]},
+            {"embedding": paths["embedding"]},
+            EmbedParams.defaults(length_s=embed_length_s(), band_hz=band_hz()),
+            backend,
+        )
         for seed in a.seeds:
             t0 = time.perf_counter()
             _, tp, sp = stage_params(seed=seed, **({"epochs": a.epochs} if a.epochs else {}))
-            train("r", {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]},
-                  {"model": paths["model"]}, tp, backend)
+            train(
+                "r",
+                {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]},
+                {"model": paths["model"]},
+                tp,
+                backend,
+            )
             score("r", paths, paths, sp, backend)
             table = pd.read_parquet(paths["scores"])
             result = evaluate(truth, table, a.fs)
-            runs[str(seed)] = {"auroc": {k: v["auroc"] for k, v in result["per_label"].items()},
-                               **flagged_by_neighbour(table, truth, a.fs),
-                               "train_and_score_s": round(time.perf_counter() - t0, 2)}
+            runs[str(seed)] = {
+                "auroc": {k: v["auroc"] for k, v in result["per_label"].items()},
+                **flagged_by_neighbour(table, truth, a.fs),
+                "train_and_score_s": round(time.perf_counter() - t0, 2),
+            }
             print(seed, json.dumps(runs[str(seed)]), flush=True)
     write_json(a.out, {"device": backend.detail, "record": str(a.csv), "seeds": runs})
 

@@ -84,8 +84,9 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     kept = beats_table(peaks, first.shape[0], p.in_samples(fs)).query("kept")
     starts, lengths = kept.start.to_numpy(), kept.length.to_numpy()
     segment_s = best(lambda: detect_peaks(first, p.in_samples(fs), backend, second=second), sync, repeat)
-    embed_s = best(lambda: embed_beats(band_pass(leads, fs, *hz, backend.xp), starts, lengths,
-                                       round(fs), backend), sync, repeat)
+    embed_s = best(
+        lambda: embed_beats(band_pass(leads, fs, *hz, backend.xp), starts, lengths, round(fs), backend), sync, repeat
+    )
     block = p.block(fs)
     r = wavelet_responses(first, fs, p.widths_s, backend.xp)[0]
     sign, reference = polarity_and_reference(r, block, backend.xp)
@@ -107,13 +108,18 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     }
     if second is not None:
         lead = detection_envelope(second, p.in_samples(fs), backend.xp, absolute=True)
-        parts["second_lead_envelope"] = lambda: detection_envelope(second, p.in_samples(fs), backend.xp,
-                                                                   absolute=True)
+        parts["second_lead_envelope"] = lambda: detection_envelope(second, p.in_samples(fs), backend.xp, absolute=True)
         parts["second_lead_support"] = lambda: lead_support(lead, fs, candidates, backend.xp)
         parts["fused_envelope"] = lambda: fused_envelope(envelope, lead, fs, backend.xp)
-    return {"samples_per_lead": int(first.shape[0]), "leads": len(signals), "beats": len(peaks),
-            "segment_s": segment_s, "embed_s": embed_s, "segment_plus_embed_s": segment_s + embed_s,
-            "parts_s": {name: best(run, sync, repeat) for name, run in parts.items()}}
+    return {
+        "samples_per_lead": int(first.shape[0]),
+        "leads": len(signals),
+        "beats": len(peaks),
+        "segment_s": segment_s,
+        "embed_s": embed_s,
+        "segment_plus_embed_s": segment_s + embed_s,
+        "parts_s": {name: best(run, sync, repeat) for name, run in parts.items()},
+    }
 
 
 def npy_read(backend, sync, gib: float) -> dict:
@@ -125,8 +131,7 @@ def npy_read(backend, sync, gib: float) -> dict:
     with tempfile.TemporaryDirectory(dir=".") as tmp:
         path = Path(tmp) / "rows.npy"
         arrays.save(path, cupy.ones((rows, 2, 250), dtype=cupy.float32), gpu=True)
-        readers = {"kvikio": lambda: arrays.load(path, gpu=True),
-                   "numpy_asarray": lambda: cupy.asarray(np.load(path))}
+        readers = {"kvikio": lambda: arrays.load(path, gpu=True), "numpy_asarray": lambda: cupy.asarray(np.load(path))}
         out = {"bytes": path.stat().st_size}
         for name, read in readers.items():
             for state in ("cold", "warm"):
@@ -155,8 +160,10 @@ def vae_epoch(backend, beats: int, batch_size: int) -> dict:
     device = torch_device(backend)
     g = torch.Generator().manual_seed(0)
     t = torch.linspace(-1, 1, 250)
-    x = (torch.exp(-((t - 0.2 * torch.rand(beats, 2, 1, generator=g)) / 0.05) ** 2)
-         + 0.05 * torch.randn(beats, 2, 250, generator=g)).to(device)
+    x = (
+        torch.exp(-(((t - 0.2 * torch.rand(beats, 2, 1, generator=g)) / 0.05) ** 2))
+        + 0.05 * torch.randn(beats, 2, 250, generator=g)
+    ).to(device)
     # the CUDA context, cuDNN and the first graph, outside the timing
     fit(x[:4096], TrainParams.from_config({**train, "epochs": 1, "batch_size": batch_size}), device)
     timing = {}
@@ -166,8 +173,13 @@ def vae_epoch(backend, beats: int, batch_size: int) -> dict:
         if device.type == "cuda":
             torch.cuda.synchronize()
         timing[epochs] = time.perf_counter() - t0
-    return {"beats": beats, "batch_size": batch_size, "s_per_epoch": (timing[6] - timing[1]) / 5,
-            "first_epoch_s": timing[1], "final_loss": history[-1]}
+    return {
+        "beats": beats,
+        "batch_size": batch_size,
+        "s_per_epoch": (timing[6] - timing[1]) / 5,
+        "first_epoch_s": timing[1],
+        "final_loss": history[-1],
+    }
 
 
 def main(argv=None) -> None:
@@ -187,10 +199,13 @@ def main(argv=None) -> None:
     leads = [c for c in csv_header(a.csv) if c != TIME]
     signals, _, _ = read_source(a.csv, leads, backend.gpu)
     fs = resolve_fs(None, signals.pop(TIME), backend.xp)
-    report = {"device": backend.detail, "csv": str(a.csv),
-              "csv_parse": csv_parse(a.csv, leads, backend, sync, a.repeat),
-              "segment_embed": segment_embed(signals, fs, backend, sync, a.repeat),
-              "vae": [vae_epoch(backend, a.vae_beats, b) for b in a.batch_sizes]}
+    report = {
+        "device": backend.detail,
+        "csv": str(a.csv),
+        "csv_parse": csv_parse(a.csv, leads, backend, sync, a.repeat),
+        "segment_embed": segment_embed(signals, fs, backend, sync, a.repeat),
+        "vae": [vae_epoch(backend, a.vae_beats, b) for b in a.batch_sizes],
+    }
     if backend.gpu:
         report["npy_read_2gib"] = npy_read(backend, sync, 2.0)
     write_json(a.out, report)

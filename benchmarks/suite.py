@@ -25,8 +25,7 @@ NOISE = {
     "heavy": {"baseline_mv": 1.0, "mains_mv": 0.3, "noise_mv": 0.05, "burst_mv": 0.4, "burst_every_s": 20.0},
     # deliberately unreadable: in-band noise as large as the QRS complexes
     "unreadable-white": {"baseline_mv": 1.0, "mains_mv": 0.2, "noise_mv": 1.0, "burst_mv": 0.0},
-    "unreadable-muscle": {"baseline_mv": 1.0, "mains_mv": 0.2, "noise_mv": 0.05, "burst_mv": 2.0,
-                          "burst_every_s": 5.0},
+    "unreadable-muscle": {"baseline_mv": 1.0, "mains_mv": 0.2, "noise_mv": 0.05, "burst_mv": 2.0, "burst_every_s": 5.0},
     "unreadable-all": {"baseline_mv": 2.0, "mains_mv": 0.5, "noise_mv": 0.8, "burst_mv": 2.0, "burst_every_s": 6.0},
 }
 NOISE_FREE = {"baseline_mv": 0.0, "mains_mv": 0.0, "noise_mv": 0.0, "burst_mv": 0.0}  # same beats, no noise
@@ -42,38 +41,95 @@ SUITE = [
     ("nsr70-clean-250", "sinus 70 bpm, clean", 20, {"fs": 250, "hr_bpm": 70}, "clean", True),
     ("demo-250", "the workflow's demo record", 30, DEMO, "light", False),
     ("brady40-360", "40 bpm", 20, {"fs": 360, "hr_bpm": 42, "hr_drift_bpm": 2}, "light", False),
-    ("tachy180-500", "180 bpm, coupling ≥ 250 ms", 15, {"fs": 500, "hr_bpm": 176, "hr_drift_bpm": 4}, "light",
-     True),
+    ("tachy180-500", "180 bpm, coupling ≥ 250 ms", 15, {"fs": 500, "hr_bpm": 176, "hr_drift_bpm": 4}, "light", True),
     ("tachy150-128", "150 bpm at 128 Hz", 20, {"fs": 128, "hr_bpm": 150, "hr_drift_bpm": 10}, "light", False),
     ("fs1000-moderate", "1000 Hz, moderate noise", 15, {"fs": 1000, "hr_bpm": 80}, "moderate", False),
     ("inverted-250", "inverted lead", 20, {"fs": 250, "hr_bpm": 75, "invert": True}, "light", True),
-    ("inverted-heavy-360", "inverted lead, heavy noise", 20, {"fs": 360, "hr_bpm": 90, "invert": True}, "heavy",
-     False),
-    ("bigeminy-360", "bigeminy runs (30/h, 4–20 V)", 20,
-     {"fs": 360, "hr_bpm": 72, "bigeminy_runs": 30, "bigeminy_beats": (4, 20)}, "light", True),
-    ("bigeminy-fast-500", "bigeminy runs at 110 bpm, moderate noise", 15,
-     {"fs": 500, "hr_bpm": 110, "bigeminy_runs": 30, "bigeminy_beats": (4, 20)}, "moderate", False),
+    ("inverted-heavy-360", "inverted lead, heavy noise", 20, {"fs": 360, "hr_bpm": 90, "invert": True}, "heavy", False),
+    (
+        "bigeminy-360",
+        "bigeminy runs (30/h, 4–20 V)",
+        20,
+        {"fs": 360, "hr_bpm": 72, "bigeminy_runs": 30, "bigeminy_beats": (4, 20)},
+        "light",
+        True,
+    ),
+    (
+        "bigeminy-fast-500",
+        "bigeminy runs at 110 bpm, moderate noise",
+        15,
+        {"fs": 500, "hr_bpm": 110, "bigeminy_runs": 30, "bigeminy_beats": (4, 20)},
+        "moderate",
+        False,
+    ),
     ("pauses-250", "sinus pauses 1.5–3 s", 20, {"fs": 250, "hr_bpm": 70, **PAUSES}, "light", False),
-    ("pauses-brady-128", "pauses 2–3 s at 50 bpm, 128 Hz", 20,
-     {"fs": 128, "hr_bpm": 50, "hr_drift_bpm": 5, **PAUSES, "pause_s": (2.0, 3.0)}, "light", False),
-    ("coupling250-250", "premature beats 250–320 ms after the last", 20,
-     {"fs": 250, "hr_bpm": 70, "pvc_rate": 0.04, "pac_rate": 0.04, **SHORT_COUPLING}, "light", True),
-    ("coupling250-tachy-360", "130 bpm, coupling 0.45–0.65 RR, ≥ 250 ms", 15,
-     {"fs": 360, "hr_bpm": 130, "pvc_coupling": (0.45, 0.6), "pac_coupling": (0.5, 0.65)}, "light", False),
-    ("wander-heavy-250", "baseline wander 1.5 mV", 20, {"fs": 250, "hr_bpm": 65, "baseline_mv": 1.5}, "light",
-     False),
-    ("mains60-heavy-360", "60 Hz mains 0.5 mV", 15, {"fs": 360, "hr_bpm": 75, "mains_mv": 0.5, "mains_hz": 60.0},
-     "light", False),
-    ("muscle-heavy-500", "muscle bursts 0.5 mV every 15 s", 15,
-     {"fs": 500, "hr_bpm": 85, "burst_mv": 0.5, "burst_every_s": 15.0}, "light", False),
-    ("mixed-heavy-250", "heavy noise, bigeminy, pauses, coupling ≥ 250 ms", 20,
-     {"fs": 250, "hr_bpm": 100, "bigeminy_runs": 10, **PAUSES, **SHORT_COUPLING}, "heavy", False),
-    ("mixed-moderate-1000", "1000 Hz, moderate noise, bigeminy, pauses", 15,
-     {"fs": 1000, "hr_bpm": 60, "bigeminy_runs": 10, **PAUSES}, "moderate", False),
+    (
+        "pauses-brady-128",
+        "pauses 2–3 s at 50 bpm, 128 Hz",
+        20,
+        {"fs": 128, "hr_bpm": 50, "hr_drift_bpm": 5, **PAUSES, "pause_s": (2.0, 3.0)},
+        "light",
+        False,
+    ),
+    (
+        "coupling250-250",
+        "premature beats 250–320 ms after the last",
+        20,
+        {"fs": 250, "hr_bpm": 70, "pvc_rate": 0.04, "pac_rate": 0.04, **SHORT_COUPLING},
+        "light",
+        True,
+    ),
+    (
+        "coupling250-tachy-360",
+        "130 bpm, coupling 0.45–0.65 RR, ≥ 250 ms",
+        15,
+        {"fs": 360, "hr_bpm": 130, "pvc_coupling": (0.45, 0.6), "pac_coupling": (0.5, 0.65)},
+        "light",
+        False,
+    ),
+    ("wander-heavy-250", "baseline wander 1.5 mV", 20, {"fs": 250, "hr_bpm": 65, "baseline_mv": 1.5}, "light", False),
+    (
+        "mains60-heavy-360",
+        "60 Hz mains 0.5 mV",
+        15,
+        {"fs": 360, "hr_bpm": 75, "mains_mv": 0.5, "mains_hz": 60.0},
+        "light",
+        False,
+    ),
+    (
+        "muscle-heavy-500",
+        "muscle bursts 0.5 mV every 15 s",
+        15,
+        {"fs": 500, "hr_bpm": 85, "burst_mv": 0.5, "burst_every_s": 15.0},
+        "light",
+        False,
+    ),
+    (
+        "mixed-heavy-250",
+        "heavy noise, bigeminy, pauses, coupling ≥ 250 ms",
+        20,
+        {"fs": 250, "hr_bpm": 100, "bigeminy_runs": 10, **PAUSES, **SHORT_COUPLING},
+        "heavy",
+        False,
+    ),
+    (
+        "mixed-moderate-1000",
+        "1000 Hz, moderate noise, bigeminy, pauses",
+        15,
+        {"fs": 1000, "hr_bpm": 60, "bigeminy_runs": 10, **PAUSES},
+        "moderate",
+        False,
+    ),
     ("brady45-heavy-500", "45 bpm, heavy noise", 20, {"fs": 500, "hr_bpm": 45, "hr_drift_bpm": 3}, "heavy", False),
     ("unreadable-white-250", "white noise 1 mV rms", 10, {"fs": 250, "hr_bpm": 75}, "unreadable-white", True),
-    ("unreadable-muscle-360", "muscle bursts 2 mV most of the time", 10, {"fs": 360, "hr_bpm": 75},
-     "unreadable-muscle", False),
+    (
+        "unreadable-muscle-360",
+        "muscle bursts 2 mV most of the time",
+        10,
+        {"fs": 360, "hr_bpm": 75},
+        "unreadable-muscle",
+        False,
+    ),
     ("unreadable-all-128", "everything, 128 Hz", 10, {"fs": 128, "hr_bpm": 75}, "unreadable-all", False),
 ]
 
@@ -87,8 +143,9 @@ def suite(quick: bool, only: list[str] | None) -> list[dict]:
             continue
         minutes = min(minutes, QUICK_MINUTES) if quick else minutes
         spec = SynthSpec(duration_s=60.0 * minutes, **{"seed": 100 + i, **ECTOPY, **NOISE[noise], **fields})
-        records.append({"name": name, "what": what, "noise": noise, "unreadable": noise.startswith("unreadable"),
-                        "spec": spec})
+        records.append(
+            {"name": name, "what": what, "noise": noise, "unreadable": noise.startswith("unreadable"), "spec": spec}
+        )
     return records
 
 

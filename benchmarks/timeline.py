@@ -23,7 +23,10 @@ def intervals(workdir: Path) -> list[tuple[datetime, datetime, str, str]]:
         start = re.search(STAMP + r".*: start \(pid", text, re.MULTILINE)
         end = re.search(STAMP + r".*: done in", text, re.MULTILINE)
         if start and end:
-            parse = lambda m: datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
+
+            def parse(m):
+                return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
+
             record = log.parent.name if log.parent != workdir / "logs" else "-"
             jobs.append((parse(start), parse(end), log.stem, record))
     return sorted(jobs)
@@ -42,8 +45,10 @@ def main(argv=None) -> None:
         print(f"{(start - t0).total_seconds():8.1f} {(end - t0).total_seconds():8.1f}  {rule:<12} {record:<8} {gpu}")
     gpu_jobs = [(s, e) for s, e, r, _ in jobs if r in GPU_RULES]
     overlap = max(sum(1 for s, e in gpu_jobs if s <= t < e) for t, _ in gpu_jobs)
-    print(f"most GPU jobs at once: {overlap}; most jobs at once: "
-          f"{max(sum(1 for s, e, *_ in jobs if s <= t < e) for t, *_ in jobs)}")
+    print(
+        f"most GPU jobs at once: {overlap}; most jobs at once: "
+        f"{max(sum(1 for s, e, *_ in jobs if s <= t < e) for t, *_ in jobs)}"
+    )
 
 
 if __name__ == "__main__":

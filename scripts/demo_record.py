@@ -1,4 +1,6 @@
-"""Rule demo_record: beatflow.rules.demo_record, run by beatflow.stage.run_rule (in a warm worker of the run where there is one)."""
+"""Rule demo_record: beatflow.rules.demo_record (through beatflow.stage.run_rule, in a warm worker where the
+run has one)."""
+
 from beatflow.stage import run_rule
 
 run_rule(snakemake)  # noqa: F821 (injected by Snakemake)

@@ -1,4 +1,5 @@
-"""Rule holter: beatflow.rules.holter, run by beatflow.stage.run_rule (in a warm worker of the run where there is one)."""
+"""Rule holter: beatflow.rules.holter (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+
 from beatflow.stage import run_rule
 
 run_rule(snakemake)  # noqa: F821 (injected by Snakemake)

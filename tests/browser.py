@@ -15,9 +15,16 @@ import numpy as np
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 # no network: every host name fails to resolve and every request goes to a closed local port
-OFFLINE = ["--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>", "--host-resolver-rules=MAP * ~NOTFOUND",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-           "--no-default-browser-check"]
+OFFLINE = [
+    "--proxy-server=127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-default-browser-check",
+]
 CONSOLE = re.compile(r":CONSOLE(?::\d+)?\(?\d*\)?\] \"(.*)\", source: (.*)$", re.MULTILINE)
 ERRORS = re.compile(r"Uncaught|Failed to load resource|net::ERR_|Not allowed to load|Refused to|blocked", re.I)
 
@@ -26,14 +33,27 @@ ERRORS = re.compile(r"Uncaught|Failed to load resource|net::ERR_|Not allowed to 
 OWN_HOSTS = re.compile(r"^https?://([a-z0-9-]+\.)*(google|googleapis|gstatic|gvt1|chromium)\.(com|org)(:\d+)?/")
 
 
-def screenshot(url: str, png: Path, size: tuple[int, int] = (1400, 1000), budget_ms: int = 6000,
-               timeout_s: float = 90.0) -> tuple[list[str], list[str]]:
+def screenshot(
+    url: str, png: Path, size: tuple[int, int] = (1400, 1000), budget_ms: int = 6000, timeout_s: float = 90.0
+) -> tuple[list[str], list[str]]:
     """Load ``url`` offline, let its scripts run ``budget_ms`` of virtual time, write a screenshot to ``png``;
     ``(the page's console messages, the http(s) addresses it asked for)``."""
     net = Path(png).with_suffix(".netlog.json")
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *OFFLINE,
-           "--enable-logging=stderr", "--v=0", f"--log-net-log={net}", f"--window-size={size[0]},{size[1]}",
-           f"--virtual-time-budget={budget_ms}", f"--screenshot={png}", url]
+    cmd = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        *OFFLINE,
+        "--enable-logging=stderr",
+        "--v=0",
+        f"--log-net-log={net}",
+        f"--window-size={size[0]},{size[1]}",
+        f"--virtual-time-budget={budget_ms}",
+        f"--screenshot={png}",
+        url,
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
     if not Path(png).exists():
         raise AssertionError(f"chromium wrote no screenshot of {url[:200]}:\n{result.stderr[-3000:]}")

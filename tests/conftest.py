@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-HAS_GPU = shutil.which("nvidia-smi") is not None and subprocess.run(
-    ["nvidia-smi", "-L"], check=False, capture_output=True).returncode == 0
+HAS_GPU = (
+    shutil.which("nvidia-smi") is not None
+    and subprocess.run(["nvidia-smi", "-L"], check=False, capture_output=True).returncode == 0
+)
 if not HAS_GPU:
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
@@ -73,8 +75,14 @@ def short_record(tmp_path_factory):
     return d / "ecg.csv", d / "truth.csv", spec
 
 
-ARTIFACTS = {"signal": "signal.parquet", "beats": "beats.parquet", "embedding": "embedding.npy",
-             "model": "model.pt", "scores": "scores.parquet", "latent": "latent.parquet"}
+ARTIFACTS = {
+    "signal": "signal.parquet",
+    "beats": "beats.parquet",
+    "embedding": "embedding.npy",
+    "model": "model.pt",
+    "scores": "scores.parquet",
+    "latent": "latent.parquet",
+}
 
 
 def artifact_paths(directory: Path, **replaced) -> dict:
@@ -93,8 +101,9 @@ def copy_project(dest: Path) -> Path:
 def snakemake(workdir: Path, *args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the snakemake of this interpreter's environment in ``workdir`` (``env``: variables to add)."""
     cmd = [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--resources", "gpu=1"]  # targets first
-    result = subprocess.run(cmd, check=False, cwd=workdir, capture_output=True, text=True,
-                            env={**os.environ, **(env or {})})
+    result = subprocess.run(
+        cmd, check=False, cwd=workdir, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"{' '.join(cmd)} failed:\n{result.stdout[-4000:]}\n{result.stderr[-6000:]}")
     return result

@@ -54,8 +54,7 @@ def check_model(results: Path, *, epochs: int, latent_dim: int = 8, train_fracti
 
 def check_scores(results: Path, beats: pd.DataFrame, *, fs: float, train_fraction: float = 0.75) -> pd.DataFrame:
     scores = pd.read_parquet(results / "scores.parquet")
-    assert list(scores.columns) == ["beat", "peak", "time_s", "split", "score", "anomaly", "reason", "class",
-                                    "family"]
+    assert list(scores.columns) == ["beat", "peak", "time_s", "split", "score", "anomaly", "reason", "class", "family"]
     assert (scores.beat == beats.beat).all() and (scores.peak == beats.peak).all()
     np.testing.assert_allclose(scores.time_s, scores.peak / fs)
     assert set(scores.split) <= {"train", "test", "pruned"}
@@ -90,7 +89,8 @@ def check_plots(results: Path) -> None:
     strips = json.loads((results / "plots" / "strips.json").read_text())
     duration_s = json.loads((results / "holter.json").read_text())["duration_s"]
     assert strips["record"] == results.name and [e["number"] for e in strips["events"]] == list(
-        range(1, len(strips["events"]) + 1))
+        range(1, len(strips["events"]) + 1)
+    )
     for e in strips["events"]:
         assert 0 <= e["start_s"] <= e["at_s"] <= e["end_s"] <= duration_s + 1e-6, e
         assert abs(e["end_s"] - e["start_s"] - min(strips["strip_s"], duration_s)) < 1e-6, e
@@ -98,8 +98,19 @@ def check_plots(results: Path) -> None:
     assert f"Holter report — record {results.name}" in page and len(page.encode()) < 200_000
 
 
-HOLTER_KEYS = {"record", "duration_s", "analysed_s", "beats", "heart_rate", "hourly", "ventricular",
-               "supraventricular", "pauses", "af", "hrv"}
+HOLTER_KEYS = {
+    "record",
+    "duration_s",
+    "analysed_s",
+    "beats",
+    "heart_rate",
+    "hourly",
+    "ventricular",
+    "supraventricular",
+    "pauses",
+    "af",
+    "hrv",
+}
 
 
 def check_holter(results: Path, scores: pd.DataFrame, *, duration_s: float) -> dict:
@@ -127,8 +138,9 @@ def check_holter(results: Path, scores: pd.DataFrame, *, duration_s: float) -> d
     return h
 
 
-def check_evaluation(results: Path, *, min_detection: float = 0.99, min_auroc: float = 0.97,
-                     labels: dict[str, float] | None = None) -> dict:
+def check_evaluation(
+    results: Path, *, min_detection: float = 0.99, min_auroc: float = 0.97, labels: dict[str, float] | None = None
+) -> dict:
     """Detection against the truth, and the anomaly scores against it: the AUROC (abnormal against normal
     beats) at least ``min_auroc``, and each label of ``labels`` (label -> its own AUROC floor) present in the
     truth, detected, with its AUROC at least that floor. The floors are set below what the CPU workflow
@@ -144,10 +156,21 @@ def check_evaluation(results: Path, *, min_detection: float = 0.99, min_auroc: f
     return e
 
 
-def check_record(results: Path, *, leads: list[str], fs: float, duration_s: float, epochs: int,
-                 length_s: float = 1.0, latent_dim: int = 8, train_fraction: float = 0.75,
-                 truth: bool = True, min_detection: float = 0.99, min_auroc: float = 0.97,
-                 labels: dict[str, float] | None = None) -> None:
+def check_record(
+    results: Path,
+    *,
+    leads: list[str],
+    fs: float,
+    duration_s: float,
+    epochs: int,
+    length_s: float = 1.0,
+    latent_dim: int = 8,
+    train_fraction: float = 0.75,
+    truth: bool = True,
+    min_detection: float = 0.99,
+    min_auroc: float = 0.97,
+    labels: dict[str, float] | None = None,
+) -> None:
     """Every output contract of one finished record (``results`` = ``results/{record}``); with ``truth``, the
     evaluation at ``min_auroc`` and the ``labels`` floors (:func:`check_evaluation`), without it no
     evaluation.json."""
@@ -195,7 +218,10 @@ def check_report(report: Path, run: Path, records: list[str], *, cohort: bool = 
     assert not missing, f"the report lacks {missing} (it embeds {sorted(embedded)})"
     for path in expected:
         assert embedded[path] == (run / path).read_bytes(), f"the report's {path} differs from the file"
-    too_big = {path: len(r["data_uri"]) for path, r in report_results(text).items()
-               if r["mime_type"] == "text/html" and len(r["data_uri"]) > FRAME_URI_LIMIT}
+    too_big = {
+        path: len(r["data_uri"])
+        for path, r in report_results(text).items()
+        if r["mime_type"] == "text/html" and len(r["data_uri"]) > FRAME_URI_LIMIT
+    }
     assert not too_big, f"HTML files a browser shows blank in the report's frame (data URI characters): {too_big}"
     return embedded

@@ -65,8 +65,9 @@ def test_p_and_t_waves_within_360_ms_of_a_beat_are_dropped_both_ways():
     value = np.array([1.0, 0.5, 1.0, 0.6, 1.0])
     np.testing.assert_array_equal(p_or_t_wave(t, slope, value), [False, True, False, True, False])
     # a wide premature beat larger than its neighbour is not a T wave however slow
-    np.testing.assert_array_equal(p_or_t_wave(np.array([1.0, 1.3]), np.array([1.0, 0.3]), np.array([1.0, 1.5])),
-                                  [False, False])
+    np.testing.assert_array_equal(
+        p_or_t_wave(np.array([1.0, 1.3]), np.array([1.0, 0.3]), np.array([1.0, 1.5])), [False, False]
+    )
 
 
 def test_a_peak_the_second_lead_does_not_show_next_to_one_it_shows_is_dropped():
@@ -88,9 +89,9 @@ def test_a_recurring_second_morphology_is_recognised_and_noise_is_not(cpu):
     noisy = np.zeros(len(peaks), bool)
     noisy[2::8] = True  # others: noise bursts of random shapes
     for k in np.flatnonzero(suspect):
-        y[peaks[k] - 15:peaks[k] + 16] += shape
+        y[peaks[k] - 15 : peaks[k] + 16] += shape
     for k in np.flatnonzero(noisy):
-        y[peaks[k] - 15:peaks[k] + 16] += rng.standard_normal(31).astype(np.float32)
+        y[peaks[k] - 15 : peaks[k] + 16] += rng.standard_normal(31).astype(np.float32)
     got = recurring(y, fs, peaks, suspect | noisy, cpu)
     assert got[suspect].all() and not got[noisy].any()
 

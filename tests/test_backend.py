@@ -43,8 +43,10 @@ def test_the_import_probe_sees_an_import():
 def test_importing_beatflow_imports_no_gpu_or_heavy_library():
     import subprocess
 
-    code = ("import sys, beatflow, beatflow.backend, beatflow.detect.nms, beatflow.detect.segment, beatflow.io.ingest; "
-            "print(sorted(m for m in ('cupy','cudf','kvikio','rmm','torch','holoviews','numba.cuda') if m in sys.modules))")
+    code = (
+        "import sys, beatflow, beatflow.backend, beatflow.detect.nms, beatflow.detect.segment, beatflow.io.ingest; "
+        "print(sorted(m for m in ('cupy','cudf','kvikio','rmm','torch','holoviews','numba.cuda') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -53,8 +55,10 @@ def test_a_rule_script_hands_its_job_over_without_importing_numerics():
     """The rule script's side of the warm workers stays light: the worker has the libraries."""
     import subprocess
 
-    code = ("import sys, beatflow.stage, beatflow.worker.client; "
-            "print(sorted(m for m in ('numpy','pandas','pyarrow','numba','torch','cupy') if m in sys.modules))")
+    code = (
+        "import sys, beatflow.stage, beatflow.worker.client; "
+        "print(sorted(m for m in ('numpy','pandas','pyarrow','numba','torch','cupy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

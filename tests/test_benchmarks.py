@@ -34,18 +34,38 @@ def record(tmp_path_factory):
     from beatflow.synth import SynthSpec, generate
 
     d = tmp_path_factory.mktemp("bench-record")
-    subprocess.run([sys.executable, "-m", "beatflow.synth", d / "r.csv", d / "r_truth.csv", "--hours", "0.05",
-                    "--seed", "5"], check=True, cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "beatflow.synth", d / "r.csv", d / "r_truth.csv", "--hours", "0.05", "--seed", "5"],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+    )
     spec = SynthSpec(duration_s=180, fs=250, seed=5)
     leads, peaks, labels = generate(spec)
     folder = d / "wfdb"
     folder.mkdir()
     signal = np.stack([leads[n] for n in spec.leads], axis=1).astype(np.float64)
-    wfdb.wrsamp(RECORD, fs=spec.fs, units=["mV", "mV"], sig_name=list(spec.leads), p_signal=signal,
-                fmt=["16", "16"], adc_gain=[1000.0, 1000.0], baseline=[0, 0], write_dir=str(folder))
+    wfdb.wrsamp(
+        RECORD,
+        fs=spec.fs,
+        units=["mV", "mV"],
+        sig_name=list(spec.leads),
+        p_signal=signal,
+        fmt=["16", "16"],
+        adc_gain=[1000.0, 1000.0],
+        baseline=[0, 0],
+        write_dir=str(folder),
+    )
     samples = np.concatenate([[max(0, int(peaks[0]) - 10)], peaks]).astype(np.int64)
-    wfdb.wrann(RECORD, "atr", samples, np.array(["+", *map(str, labels)]), aux_note=["(N"] + [""] * len(labels),
-               write_dir=str(folder), fs=spec.fs)
+    wfdb.wrann(
+        RECORD,
+        "atr",
+        samples,
+        np.array(["+", *map(str, labels)]),
+        aux_note=["(N"] + [""] * len(labels),
+        write_dir=str(folder),
+        fs=spec.fs,
+    )
     sheet = d / "records.tsv"
     sheet.write_text(f"record\tpath\tfs\tleads\ttruth\n{RECORD}\t{folder / RECORD}\t\t\t{folder / RECORD}.atr\n")
     return {"csv": d / "r.csv", "truth": d / "r_truth.csv", "sheet": sheet, "wfdb": folder}
@@ -55,15 +75,39 @@ def record(tmp_path_factory):
 def workflow(record, tmp_path_factory):
     """``benchmarks.run_workflow`` on the WFDB record, CPU backend: ``{"json", "logs", "results"}``."""
     d = tmp_path_factory.mktemp("bench-workflow")
-    bench("run_workflow", "--devices", "cpu", "--cores", "2", "--records", record["sheet"], "--out", d / "run.json",
-          "--keep-logs", d / "logs", "--keep-results", d / "results")
+    bench(
+        "run_workflow",
+        "--devices",
+        "cpu",
+        "--cores",
+        "2",
+        "--records",
+        record["sheet"],
+        "--out",
+        d / "run.json",
+        "--keep-logs",
+        d / "logs",
+        "--keep-results",
+        d / "results",
+    )
     return {"json": d / "run.json", "logs": d / "logs" / "cpu", "results": d / "results" / "cpu"}
 
 
 def test_run_workflow_times_every_rule_and_keeps_the_evaluation(workflow):
     report = json.loads(workflow["json"].read_text())
-    assert {"device", "versions", "cores", "record", "workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s",
-            "evaluation", "load_average", "artifacts_unlike_warm"} <= report.keys()
+    assert {
+        "device",
+        "versions",
+        "cores",
+        "record",
+        "workflow_wall_s",
+        "stages_s",
+        "breakdown_s",
+        "outside_rules_s",
+        "evaluation",
+        "load_average",
+        "artifacts_unlike_warm",
+    } <= report.keys()
     assert report["record"]["name"] == RECORD and report["record"]["hours"] == pytest.approx(0.05, abs=1e-3)
     assert report["workflow_wall_s"]["cpu"] > 0 and report["cores"] == 2
     assert {"ingest", "segment", "embed", "train", "score"} <= report["stages_s"]["cpu"].keys()
@@ -88,8 +132,21 @@ def test_holter_table_from_a_report_and_from_a_results_folder(workflow):
 def test_real_ecg_on_a_wfdb_folder(record, workflow, tmp_path):
     # the workflow's figures from the run above (run_backend is what test_run_workflow runs); XQRS, from wfdb,
     # is the reference detector every install has
-    bench("real_ecg", "--data", record["wfdb"], "--records", RECORD, "--results", workflow["results"],
-          "--detectors", "xqrs", "--json", tmp_path / "r.json", "--md", tmp_path / "r.md")
+    bench(
+        "real_ecg",
+        "--data",
+        record["wfdb"],
+        "--records",
+        RECORD,
+        "--results",
+        workflow["results"],
+        "--detectors",
+        "xqrs",
+        "--json",
+        tmp_path / "r.json",
+        "--md",
+        tmp_path / "r.md",
+    )
     result = json.loads((tmp_path / "r.json").read_text())
     assert result["records"] == [RECORD] and set(result["gross"]) == {"beatflow", "xqrs"}
     assert result["gross"]["beatflow"]["f1"] > 0.99 and result["detectors"][RECORD]["xqrs"]["n_true"] > 150
@@ -101,8 +158,17 @@ def test_real_ecg_on_a_wfdb_folder(record, workflow, tmp_path):
 
 
 def test_holter_ds1_from_reference_and_detected_beats(record, workflow, tmp_path):
-    out = bench("holter_ds1", "--data", record["wfdb"], "--records", RECORD, "--results", workflow["results"],
-                "--json", tmp_path / "h.json").stdout
+    out = bench(
+        "holter_ds1",
+        "--data",
+        record["wfdb"],
+        "--records",
+        RECORD,
+        "--results",
+        workflow["results"],
+        "--json",
+        tmp_path / "h.json",
+    ).stdout
     result = json.loads((tmp_path / "h.json").read_text())
     assert {"records", "variants", "ablation", "detected", "workflow"} <= result.keys()
     assert {"reference", "prematurity", "no-classes (no P-wave)"} <= result["variants"].keys()
@@ -114,9 +180,24 @@ def test_holter_ds1_from_reference_and_detected_beats(record, workflow, tmp_path
 
 
 def test_quality_quick_run_and_its_markdown(tmp_path):
-    bench("quality", "--quick", "--records", "nsr70-clean-250,unreadable-white-250", "--minutes", "2",
-          "--detectors", "xqrs", "--epochs", "2", "--seeds", "0,1", "--json", tmp_path / "q.json",
-          "--md", tmp_path / "q.md")
+    bench(
+        "quality",
+        "--quick",
+        "--records",
+        "nsr70-clean-250,unreadable-white-250",
+        "--minutes",
+        "2",
+        "--detectors",
+        "xqrs",
+        "--epochs",
+        "2",
+        "--seeds",
+        "0,1",
+        "--json",
+        tmp_path / "q.json",
+        "--md",
+        tmp_path / "q.md",
+    )
     result = json.loads((tmp_path / "q.json").read_text())
     assert result["detectors"] == ["beatflow", "xqrs"] and result["seeds"] == [0, 1] and result["epochs"] == 2
     clean, unreadable = result["records"]
@@ -136,15 +217,37 @@ def test_quality_with_every_reference_detector(tmp_path):
     for module in ("sleepecg", "neurokit2"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (the bench extra); the other detectors run in the quick test")
-    bench("quality", "--records", "nsr70-clean-250", "--minutes", "1", "--no-chain", "--json", tmp_path / "q.json",
-          "--md", tmp_path / "q.md")
+    bench(
+        "quality",
+        "--records",
+        "nsr70-clean-250",
+        "--minutes",
+        "1",
+        "--no-chain",
+        "--json",
+        tmp_path / "q.json",
+        "--md",
+        tmp_path / "q.md",
+    )
     result = json.loads((tmp_path / "q.json").read_text())
     assert set(result["records"][0]["detection"]) == {"beatflow", "sleepecg", "neurokit2", "xqrs"}
 
 
 def test_stages_on_the_cpu(record, tmp_path):
-    bench("stages", record["csv"], "--device", "cpu", "--repeat", "1", "--vae-beats", "256", "--batch-sizes", "128",
-          "--out", tmp_path / "s.json")
+    bench(
+        "stages",
+        record["csv"],
+        "--device",
+        "cpu",
+        "--repeat",
+        "1",
+        "--vae-beats",
+        "256",
+        "--batch-sizes",
+        "128",
+        "--out",
+        tmp_path / "s.json",
+    )
     report = json.loads((tmp_path / "s.json").read_text())
     assert report["csv_parse"]["gb_per_s"] > 0 and "npy_read_2gib" not in report  # a GPU-only part
     se = report["segment_embed"]
@@ -154,8 +257,20 @@ def test_stages_on_the_cpu(record, tmp_path):
 
 
 def test_seed_spread_on_the_cpu(record, tmp_path):
-    bench("seed_spread", record["csv"], record["truth"], "--device", "cpu", "--seeds", "0", "1", "--epochs", "2",
-          "--out", tmp_path / "s.json")
+    bench(
+        "seed_spread",
+        record["csv"],
+        record["truth"],
+        "--device",
+        "cpu",
+        "--seeds",
+        "0",
+        "1",
+        "--epochs",
+        "2",
+        "--out",
+        tmp_path / "s.json",
+    )
     report = json.loads((tmp_path / "s.json").read_text())
     assert set(report["seeds"]) == {"0", "1"}
     run = report["seeds"]["0"]

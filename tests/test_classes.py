@@ -20,7 +20,7 @@ def rows_of(leads: dict, peaks: np.ndarray):
     pre, length = round(PRE_S * FS), round(ROW_S * FS)
     kept = (peaks - pre >= 0) & (peaks - pre + length <= x.shape[1])
     kept[-1] = False
-    rows = np.stack([x[:, p - pre:p - pre + length] for p in peaks[kept]]).astype(np.float32)
+    rows = np.stack([x[:, p - pre : p - pre + length] for p in peaks[kept]]).astype(np.float32)
     rows -= rows.mean(-1, keepdims=True)
     return torch.from_numpy(rows), kept
 
@@ -32,13 +32,24 @@ def classes_of(times, labels, shapes=None, seed=0):
     n = round((times[-1] + 1.0) * FS)
     rr = np.diff(times, prepend=times[0] - 0.8)
     rng = np.random.default_rng(seed)
-    leads = {name: synth._render_waves(n, FS, times, shapes, rr, i) + 0.01 * rng.standard_normal(n)
-             for i, name in enumerate(synth.LEADS)}
+    leads = {
+        name: synth._render_waves(n, FS, times, shapes, rr, i) + 0.01 * rng.standard_normal(n)
+        for i, name in enumerate(synth.LEADS)
+    }
     peaks = np.round(times * FS).astype(np.int64)
     x, kept = rows_of(leads, peaks)
     parts = timing(peaks, ScoreParams.defaults())
-    cls, family = classify(peaks, kept, x, np.ones(2), round(PRE_S * FS), FS, np.zeros((int(kept.sum()), 2)),
-                           np.ones(int(kept.sum()), bool), parts)
+    cls, family = classify(
+        peaks,
+        kept,
+        x,
+        np.ones(2),
+        round(PRE_S * FS),
+        FS,
+        np.zeros((int(kept.sum()), 2)),
+        np.ones(int(kept.sum()), bool),
+        parts,
+    )
     return cls, family, labels, kept
 
 

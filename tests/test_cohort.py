@@ -15,7 +15,11 @@ from beatflow.synth import SynthSpec, write_record
 
 pytestmark = pytest.mark.workflow
 
-RECORDS = {"p01": {"seed": 1, "hr_bpm": 60}, "p02": {"seed": 2, "hr_bpm": 85, "fs": 360}, "p03": {"seed": 3, "hr_bpm": 110}}
+RECORDS = {
+    "p01": {"seed": 1, "hr_bpm": 60},
+    "p02": {"seed": 2, "hr_bpm": 85, "fs": 360},
+    "p03": {"seed": 3, "hr_bpm": 110},
+}
 NO_TRUTH = "p03"  # its sheet row leaves truth empty: every output but evaluation.json
 # anomaly scores against the truth, 150 s and 3 epochs: the CPU workflow reaches AUROC 0.9966 (p01) and 0.987
 # (p02); V 1.0 both (3, 2 beats), A 0.992 and 0.977 (3, 4), L 1.0 (1 each). Floors with a margin:
@@ -84,8 +88,16 @@ def test_every_record_meets_the_output_contracts(cohort_run):
     """Each record's files, and its anomaly scores against its truth (MIN_AUROC, LABEL_FLOORS: measured
     figures above them). The record without truth gets every output but evaluation.json."""
     for name, kw in RECORDS.items():
-        check_record(cohort_run / "results" / name, leads=["MLII", "V1"], fs=kw.get("fs", 250), duration_s=150,
-                     epochs=3, truth=name != NO_TRUTH, min_auroc=MIN_AUROC, labels=LABEL_FLOORS)
+        check_record(
+            cohort_run / "results" / name,
+            leads=["MLII", "V1"],
+            fs=kw.get("fs", 250),
+            duration_s=150,
+            epochs=3,
+            truth=name != NO_TRUTH,
+            min_auroc=MIN_AUROC,
+            labels=LABEL_FLOORS,
+        )
 
 
 def test_a_record_without_truth_is_left_out_of_the_evaluation(cohort_run):

@@ -28,8 +28,10 @@ def leaves(properties: dict, prefix: str = ""):
 
 def test_the_schema_is_the_workflows():
     assert SCHEMA == ROOT / "workflow" / "schemas" / "config.schema.yaml"
-    assert 'validate(config, "../schemas/config.schema.yaml", set_default=True)' in \
-        (ROOT / "workflow" / "rules" / "common.smk").read_text()
+    assert (
+        'validate(config, "../schemas/config.schema.yaml", set_default=True)'
+        in (ROOT / "workflow" / "rules" / "common.smk").read_text()
+    )
 
 
 def test_every_key_has_a_default_and_a_description_in_the_schema():
@@ -44,9 +46,21 @@ def test_every_key_has_a_default_and_a_description_in_the_schema():
 
 def test_the_contract_keys_are_in_the_schema():
     keys = dict(leaves(schema()["properties"]))
-    for key in ("records", "device", "segment.wavelet_width_s", "segment.nms_window_s", "segment.min_rr_s",
-                "segment.max_rr_s", "embed.length_s", "train.epochs", "train.batch_size", "train.latent_dim",
-                "train.train_fraction", "train.seed", "score.quantile"):
+    for key in (
+        "records",
+        "device",
+        "segment.wavelet_width_s",
+        "segment.nms_window_s",
+        "segment.min_rr_s",
+        "segment.max_rr_s",
+        "embed.length_s",
+        "train.epochs",
+        "train.batch_size",
+        "train.latent_dim",
+        "train.train_fraction",
+        "train.seed",
+        "score.quantile",
+    ):
         assert key in keys, key
     assert keys["train.train_fraction"]["default"] == 0.75
 
@@ -54,8 +68,9 @@ def test_the_contract_keys_are_in_the_schema():
 @pytest.mark.parametrize("params", PARAMS, ids=lambda c: c.__name__)
 def test_a_params_class_has_no_defaults_and_holds_its_whole_section(params):
     fields = dataclasses.fields(params)
-    assert [f.name for f in fields if f.default is not dataclasses.MISSING
-            or f.default_factory is not dataclasses.MISSING] == []
+    assert [
+        f.name for f in fields if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+    ] == []
     assert {f.name for f in fields} == set(schema()["properties"][params.SECTION]["properties"])
     built = params.defaults()
     for f in fields:

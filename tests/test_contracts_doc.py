@@ -14,6 +14,14 @@ def test_the_contracts_in_the_repository_are_the_teams():
 
 def test_the_contracts_name_every_output_file():
     text = (ROOT / "docs" / "contracts.md").read_text()
-    for name in ("signal.parquet", "beats.parquet", "embedding.npy", "model.pt", "scores.parquet",
-                 "latent.parquet", "holter.json", "evaluation.json"):
+    for name in (
+        "signal.parquet",
+        "beats.parquet",
+        "embedding.npy",
+        "model.pt",
+        "scores.parquet",
+        "latent.parquet",
+        "holter.json",
+        "evaluation.json",
+    ):
         assert f"`{name}`" in text, name

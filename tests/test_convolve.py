@@ -10,8 +10,10 @@ def reference(x, taps):
     return np.convolve(np.pad(x.astype(np.float64), len(taps) // 2, mode="reflect"), taps, mode="valid")
 
 
-@pytest.mark.parametrize("n,n_taps", [(100, 1), (100, 39), (100, 199), (65536, 39), (65536, 2063), (131073, 39),
-                                       (300_001, 2063), (300_001, 8251)])
+@pytest.mark.parametrize(
+    "n,n_taps",
+    [(100, 1), (100, 39), (100, 199), (65536, 39), (65536, 2063), (131073, 39), (300_001, 2063), (300_001, 8251)],
+)
 def test_equals_numpy_convolution_with_reflected_ends(n, n_taps):
     rng = np.random.default_rng(n + n_taps)
     x, taps = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n_taps)
@@ -36,8 +38,9 @@ def test_a_bank_of_filters_equals_each_filter_alone():
 
 def test_identity_filter_returns_the_signal():
     x = np.random.default_rng(0).standard_normal(200_000).astype(np.float32)
-    np.testing.assert_allclose(convolve_same(x, np.array([0.0, 1.0, 0.0]), np), x, rtol=0,
-                               atol=2e-6 * np.abs(x).max())  # float32 FFTs
+    np.testing.assert_allclose(
+        convolve_same(x, np.array([0.0, 1.0, 0.0]), np), x, rtol=0, atol=2e-6 * np.abs(x).max()
+    )  # float32 FFTs
 
 
 @pytest.mark.parametrize("work_bytes", [1, BYTES_PER_SAMPLE * 65536 * 2, BYTES_PER_SAMPLE * 65536 * 3])

@@ -28,13 +28,25 @@ def test_auroc_known_answers():
 
 def test_evaluate_figures():
     truth = pd.DataFrame({"sample": [100, 200, 300, 400], "label": ["N", "V", "N", "A"]})
-    scores = pd.DataFrame({"time_s": np.array([101, 199, 302, 600]) / 100.0, "score": [0.2, 3.0, 0.4, 9.0],
-                           "anomaly": [False, True, False, True]})
+    scores = pd.DataFrame(
+        {
+            "time_s": np.array([101, 199, 302, 600]) / 100.0,
+            "score": [0.2, 3.0, 0.4, 9.0],
+            "anomaly": [False, True, False, True],
+        }
+    )
     e = evaluate(truth, scores, fs=100.0)
     assert (e["true_positives"], e["false_positives"], e["false_negatives"]) == (3, 1, 1)
-    assert e["sensitivity"] == pytest.approx(0.75) and e["ppv"] == pytest.approx(0.75) and e["f1"] == pytest.approx(0.75)
-    assert e["auroc"] == 1.0 and e["per_label"]["V"] == {"n": 1, "detected": 1, "auroc": 1.0, "flagged": 1.0,
-                                                             "flag_ppv": 1.0}
+    assert (
+        e["sensitivity"] == pytest.approx(0.75) and e["ppv"] == pytest.approx(0.75) and e["f1"] == pytest.approx(0.75)
+    )
+    assert e["auroc"] == 1.0 and e["per_label"]["V"] == {
+        "n": 1,
+        "detected": 1,
+        "auroc": 1.0,
+        "flagged": 1.0,
+        "flag_ppv": 1.0,
+    }
     assert e["per_label"]["A"] == {"n": 1, "detected": 0, "auroc": None, "flagged": None, "flag_ppv": None}
     assert e["normal_flagged"] == 0.0
 
@@ -46,8 +58,9 @@ def test_classes_as_ec57_counts_them():
     truth = pd.DataFrame({"sample": np.arange(10) * 100 + 100, "label": labels})
     detected = np.r_[np.arange(9) * 100 + 100, 1050]  # the last reference beat (N) is missed; 1050 is false
     classes = ["N", "V", "V", "S", "S", "V", "S", "N", "N", "V"]
-    scores = pd.DataFrame({"time_s": detected / 100.0, "score": np.zeros(10), "anomaly": np.zeros(10, bool),
-                           "class": classes})
+    scores = pd.DataFrame(
+        {"time_s": detected / 100.0, "score": np.zeros(10), "anomaly": np.zeros(10, bool), "class": classes}
+    )
     c = evaluate(truth, scores, fs=100.0)["classes"]
     assert c["V"] == {"n": 3, "tp": 1, "classed": 3, "se": pytest.approx(1 / 3), "ppv": pytest.approx(1 / 3)}
     assert c["S"] == {"n": 1, "tp": 1, "classed": 2, "se": 1.0, "ppv": 0.5}
@@ -74,14 +87,23 @@ def test_cohort_class_figures_gross_and_average():
 
     def record(v_n, v_tp, v_classed, normal, wrong):
         row = {"N": 0, "S": 0, "V": 0, "F": 0, "Q": 0, "-": 0}
-        return {"V": {"n": v_n, "tp": v_tp, "classed": v_classed, "se": v_tp / v_n if v_n else None,
-                      "ppv": v_tp / v_classed if v_classed else None},
-                "S": {"n": 0, "tp": 0, "classed": 0, "se": None, "ppv": None},
-                "normal_misclassified": wrong / normal, "normal_detected": normal,
-                "confusion": {r: dict(row, N=normal if r == "N" else 0) for r in ("N", "S", "V", "F", "Q", "-")}}
+        return {
+            "V": {
+                "n": v_n,
+                "tp": v_tp,
+                "classed": v_classed,
+                "se": v_tp / v_n if v_n else None,
+                "ppv": v_tp / v_classed if v_classed else None,
+            },
+            "S": {"n": 0, "tp": 0, "classed": 0, "se": None, "ppv": None},
+            "normal_misclassified": wrong / normal,
+            "normal_detected": normal,
+            "confusion": {r: dict(row, N=normal if r == "N" else 0) for r in ("N", "S", "V", "F", "Q", "-")},
+        }
 
-    k = cohort_class_figures({"a": record(100, 90, 100, 1000, 10), "b": record(10, 10, 20, 1000, 30),
-                              "c": record(0, 0, 0, 500, 0)})
+    k = cohort_class_figures(
+        {"a": record(100, 90, 100, 1000, 10), "b": record(10, 10, 20, 1000, 30), "c": record(0, 0, 0, 500, 0)}
+    )
     assert k["V"]["gross_se"] == pytest.approx(100 / 110) and k["V"]["gross_ppv"] == pytest.approx(100 / 120)
     assert k["V"]["average_se"] == pytest.approx((0.9 + 1.0) / 2) and k["V"]["average_ppv"] == pytest.approx(0.7)
     assert k["S"]["gross_se"] is None

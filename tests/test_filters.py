@@ -11,8 +11,9 @@ def amplitude(x, hz):
     return 2 * np.abs(np.mean(x * np.exp(-2j * np.pi * hz * t)))
 
 
-@pytest.mark.parametrize("hz,gain", [(0.1, 0.0), (0.2, 0.0), (0.5, 0.5), (1.0, 1.0), (10.0, 1.0), (40.0, 0.5),
-                                     (50.0, 0.0), (60.0, 0.0)])
+@pytest.mark.parametrize(
+    "hz,gain", [(0.1, 0.0), (0.2, 0.0), (0.5, 0.5), (1.0, 1.0), (10.0, 1.0), (40.0, 0.5), (50.0, 0.0), (60.0, 0.0)]
+)
 def test_band_pass_gain_known_answers(hz, gain):
     t = np.arange(int(60 * FS)) / FS
     x = np.sin(2 * np.pi * hz * t)[None, :].astype(np.float32)

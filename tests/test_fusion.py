@@ -21,9 +21,11 @@ def test_the_fused_envelope_weighs_each_lead_by_its_inverse_noise_power():
     n = 4000  # fs 1000: four 1-s blocks
     first = np.tile(np.float32([0.5, -0.5]), n // 2)  # noise 0.5 everywhere
     second = np.zeros(n, np.float32)  # quiet: noise 0, weight 1 / floor²
-    w1, w2 = 1 / (0.25 + NOISE_FLOOR ** 2), 1 / NOISE_FLOOR ** 2
+    w1, w2 = 1 / (0.25 + NOISE_FLOOR**2), 1 / NOISE_FLOOR**2
     np.testing.assert_allclose(fused_envelope(first, second, 1000.0, np), first * w1 / (w1 + w2), rtol=1e-5)
-    np.testing.assert_allclose(fused_envelope(first, first[::-1].copy(), 1000.0, np), 0.0, atol=1e-6)  # equal noise: the mean
+    np.testing.assert_allclose(
+        fused_envelope(first, first[::-1].copy(), 1000.0, np), 0.0, atol=1e-6
+    )  # equal noise: the mean
 
 
 def test_each_lead_counts_up_to_the_cap():
@@ -35,8 +37,7 @@ def test_each_lead_counts_up_to_the_cap():
 def test_snap_moves_each_peak_to_the_largest_sample_nearby_merges_duplicates_and_drops_those_below_the_floor():
     e = np.zeros(1000, np.float32)
     e[[100, 500, 700, 900]] = 1.0, 1.0, 0.2, 0.3
-    np.testing.assert_array_equal(snap(np.array([90, 110, 480, 700, 900]), e, 1000.0, np, floor=0.3),
-                                  [100, 500, 900])
+    np.testing.assert_array_equal(snap(np.array([90, 110, 480, 700, 900]), e, 1000.0, np, floor=0.3), [100, 500, 900])
 
 
 def buried_first_lead(seconds=(120.0, 150.0), mv=1.0):
@@ -69,8 +70,7 @@ def test_on_clean_leads_fusion_keeps_the_first_leads_peaks(cpu, caplog):
     spec = SynthSpec(duration_s=300, fs=360, seed=12, pvc_rate=0.05, aberrant_rate=0.03)
     leads, truth, _ = generate(spec)
     with caplog.at_level(logging.INFO, logger="beatflow"):
-        fused = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu,
-                             second=leads["V1"])
+        fused = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=leads["V1"])
     assert "detection on both leads" in caplog.text
     alone = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu)
     np.testing.assert_array_equal(fused, alone)
@@ -84,8 +84,7 @@ def test_a_second_lead_that_shows_no_beats_is_not_fused(cpu, caplog):
     with caplog.at_level(logging.INFO, logger="beatflow"):
         peaks = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=off)
     assert "first lead alone" in caplog.text
-    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"],
-                                                      SegmentParams.defaults().in_samples(spec.fs), cpu))
+    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu))
 
 
 def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):
@@ -96,7 +95,7 @@ def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):
     second = leads["V1"].copy()
     rng = np.random.default_rng(1)
     for t in rng.integers(1000, len(second) - 1000, 40):
-        second[t:t + 5] += 10 * rng.choice([-1, 1]) * np.hanning(5).astype(np.float32)
+        second[t : t + 5] += 10 * rng.choice([-1, 1]) * np.hanning(5).astype(np.float32)
     peaks = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=second)
     assert len(match(truth, peaks, 0.150 * spec.fs)[0]) == len(truth) == len(peaks)
 
@@ -105,9 +104,13 @@ def test_electrode_pops_in_the_second_lead_add_no_beat(cpu):
 def test_fusion_finds_the_same_peaks_on_the_gpu(cpu, gpu):
     fs, first, second, _, _ = buried_first_lead()
     xp = gpu.xp
-    on_gpu = detect_peaks(xp.asarray(first), SegmentParams.defaults().in_samples(fs), gpu,
-                          second=xp.asarray(second))
-    np.testing.assert_array_equal(on_gpu, detect_peaks(first, SegmentParams.defaults().in_samples(fs), cpu,
-                                                       second=second))
-    np.testing.assert_allclose(xp.asnumpy(fused_envelope(xp.asarray(first), xp.asarray(second), fs, xp)),
-                               fused_envelope(first, second, fs, np), rtol=1e-5, atol=1e-6)
+    on_gpu = detect_peaks(xp.asarray(first), SegmentParams.defaults().in_samples(fs), gpu, second=xp.asarray(second))
+    np.testing.assert_array_equal(
+        on_gpu, detect_peaks(first, SegmentParams.defaults().in_samples(fs), cpu, second=second)
+    )
+    np.testing.assert_allclose(
+        xp.asnumpy(fused_envelope(xp.asarray(first), xp.asarray(second), fs, xp)),
+        fused_envelope(first, second, fs, np),
+        rtol=1e-5,
+        atol=1e-6,
+    )

@@ -22,12 +22,25 @@ def both(short_record, tmp_path_factory, cpu, gpu):
     out = {}
     for name, backend in (("cpu", cpu), ("gpu", gpu)):
         d = tmp_path_factory.mktemp(name)
-        ingest("r", {"path": csv}, {"signal": d / "signal.parquet"}, IngestParams.defaults(), backend,
-               fs=250.0, leads=["MLII", "V1"])
-        segment("r", {"signal": d / "signal.parquet"}, {"beats": d / "beats.parquet"},
-                SegmentParams.defaults(), backend)
-        embed("r", {"signal": d / "signal.parquet", "beats": d / "beats.parquet"},
-              {"embedding": d / "embedding.npy"}, EmbedParams.defaults(length_s=1.0), backend)
+        ingest(
+            "r",
+            {"path": csv},
+            {"signal": d / "signal.parquet"},
+            IngestParams.defaults(),
+            backend,
+            fs=250.0,
+            leads=["MLII", "V1"],
+        )
+        segment(
+            "r", {"signal": d / "signal.parquet"}, {"beats": d / "beats.parquet"}, SegmentParams.defaults(), backend
+        )
+        embed(
+            "r",
+            {"signal": d / "signal.parquet", "beats": d / "beats.parquet"},
+            {"embedding": d / "embedding.npy"},
+            EmbedParams.defaults(length_s=1.0),
+            backend,
+        )
         out[name] = d
     return out
 
@@ -81,17 +94,22 @@ def test_train_and_score_on_gpu_then_plot(both, gpu, short_record):
 
     d = both["gpu"]
     p = TrainParams.defaults(epochs=3)
-    train("r", {"embedding": d / "embedding.npy", "beats": d / "beats.parquet",
-                "signal": d / "signal.parquet"}, {"model": d / "model.pt"}, p, gpu)
+    train(
+        "r",
+        {"embedding": d / "embedding.npy", "beats": d / "beats.parquet", "signal": d / "signal.parquet"},
+        {"model": d / "model.pt"},
+        p,
+        gpu,
+    )
     paths = artifact_paths(d)
     score("r", paths, paths, ScoreParams.defaults(), gpu)
     scores = pd.read_parquet(paths["scores"])
     assert np.isfinite(scores.score).all() and set(scores.split) == {"train", "test", "pruned"} - (
-        set() if (~pd.read_parquet(paths["beats"]).kept).any() else {"pruned"})
+        set() if (~pd.read_parquet(paths["beats"]).kept).any() else {"pruned"}
+    )
     result = write_evaluation("r", short_record[1], paths["scores"], paths["signal"], d / "evaluation.json")
     assert result["sensitivity"] >= 0.99 and result["ppv"] >= 0.99
-    plot("r", paths, d / "plots",
-         SegmentParams.defaults())  # the plot rule draws on the CPU from the GPU's outputs
+    plot("r", paths, d / "plots", SegmentParams.defaults())  # the plot rule draws on the CPU from the GPU's outputs
     for name in ("latent", "trace", "lengths", "gallery"):
         assert (d / "plots" / f"{name}.png").stat().st_size > 1000
         assert (d / "plots" / f"{name}.html").stat().st_size > 1000
@@ -115,26 +133,36 @@ def test_gpu_runs_are_deterministic(both, gpu, tmp_path, record_property):
     from beatflow.score.scores import ScoreParams, score
 
     d = both["gpu"]
-    segment("r", {"signal": d / "signal.parquet"}, {"beats": tmp_path / "beats.parquet"},
-            SegmentParams.defaults(), gpu)
+    segment("r", {"signal": d / "signal.parquet"}, {"beats": tmp_path / "beats.parquet"}, SegmentParams.defaults(), gpu)
     assert (tmp_path / "beats.parquet").read_bytes() == (d / "beats.parquet").read_bytes()
     scores, weights = [], []
     for k in range(2):
         p = TrainParams.defaults(epochs=3)
-        train("r", {"embedding": d / "embedding.npy", "beats": d / "beats.parquet",
-                    "signal": d / "signal.parquet"}, {"model": tmp_path / f"m{k}.pt"}, p, gpu)
-        paths = artifact_paths(d, model=tmp_path / f"m{k}.pt", scores=tmp_path / f"s{k}.parquet",
-                               latent=tmp_path / f"l{k}.parquet")
+        train(
+            "r",
+            {"embedding": d / "embedding.npy", "beats": d / "beats.parquet", "signal": d / "signal.parquet"},
+            {"model": tmp_path / f"m{k}.pt"},
+            p,
+            gpu,
+        )
+        paths = artifact_paths(
+            d, model=tmp_path / f"m{k}.pt", scores=tmp_path / f"s{k}.parquet", latent=tmp_path / f"l{k}.parquet"
+        )
         score("r", paths, paths, ScoreParams.defaults(), gpu)
         scores.append(pd.read_parquet(paths["scores"]))
         weights.append(torch.load(tmp_path / f"m{k}.pt", weights_only=True)["state_dict"])
     score_rel = max_relative_difference(scores[0].score, scores[1].score)
-    weight_rel = max(max_relative_difference(weights[0][k].cpu().numpy(), weights[1][k].cpu().numpy())
-                     for k in weights[0] if weights[0][k].is_floating_point())
+    weight_rel = max(
+        max_relative_difference(weights[0][k].cpu().numpy(), weights[1][k].cpu().numpy())
+        for k in weights[0]
+        if weights[0][k].is_floating_point()
+    )
     record_property("gpu_determinism_max_rel_score", score_rel)
     record_property("gpu_determinism_max_rel_weight", weight_rel)
-    print(f"two same-seed GPU runs: max relative difference of the scores {score_rel:.3g}, "
-          f"of the model weights {weight_rel:.3g}")
+    print(
+        f"two same-seed GPU runs: max relative difference of the scores {score_rel:.3g}, "
+        f"of the model weights {weight_rel:.3g}"
+    )
     np.testing.assert_array_equal(scores[0].score, scores[1].score)
     assert weight_rel == 0
     assert (scores[0].anomaly == scores[1].anomaly).all() and (scores[0].reason == scores[1].reason).all()
@@ -142,6 +170,7 @@ def test_gpu_runs_are_deterministic(both, gpu, tmp_path, record_property):
 
 # GPU against CPU on the same input: the CPU's embedding of the short record (the GPU's equals it to 1e-5,
 # test_embed_gpu_rows_equal_cpu_and_load_with_numpy), the same seed and split.
+
 
 @pytest.fixture(scope="module")
 def scored(both, cpu, gpu, short_record, tmp_path_factory):
@@ -156,8 +185,13 @@ def scored(both, cpu, gpu, short_record, tmp_path_factory):
         d = tmp_path_factory.mktemp(name)
         models[name] = models["cpu"] if trainer is None else d / "model.pt"
         if trainer is not None:
-            train("r", {"embedding": src / "embedding.npy", "beats": src / "beats.parquet",
-                        "signal": src / "signal.parquet"}, {"model": models[name]}, p, trainer)
+            train(
+                "r",
+                {"embedding": src / "embedding.npy", "beats": src / "beats.parquet", "signal": src / "signal.parquet"},
+                {"model": models[name]},
+                p,
+                trainer,
+            )
         paths = artifact_paths(src, model=models[name], scores=d / "scores.parquet", latent=d / "latent.parquet")
         score("r", paths, paths, ScoreParams.defaults(), scorer)
         evaluation = write_evaluation("r", short_record[1], paths["scores"], paths["signal"], d / "evaluation.json")
@@ -173,11 +207,15 @@ def agreement(a: pd.DataFrame, b: pd.DataFrame, top: int = 20) -> dict:
     assert (a.beat == b.beat).all() and (a.split == b.split).all()
     high = ((a.score.rank(ascending=False) <= top) | (b.score.rank(ascending=False) <= top)).to_numpy()
     rel = np.abs(a.score - b.score) / np.maximum(np.abs(b.score), 1e-12)
-    return {"beats": len(a), "spearman": float(spearmanr(a.score, b.score).statistic),
-            "spearman_top": float(spearmanr(a.score[high], b.score[high]).statistic),
-            "flagged": (int(a.anomaly.sum()), int(b.anomaly.sum())),
-            "flagged_symmetric_difference": int((a.anomaly != b.anomaly).sum()),
-            "median_rel_diff": float(np.median(rel)), "max_rel_diff": float(np.max(rel))}
+    return {
+        "beats": len(a),
+        "spearman": float(spearmanr(a.score, b.score).statistic),
+        "spearman_top": float(spearmanr(a.score[high], b.score[high]).statistic),
+        "flagged": (int(a.anomaly.sum()), int(b.anomaly.sum())),
+        "flagged_symmetric_difference": int((a.anomaly != b.anomaly).sum()),
+        "median_rel_diff": float(np.median(rel)),
+        "max_rel_diff": float(np.max(rel)),
+    }
 
 
 def report(name: str, figures: dict, record_property) -> None:
@@ -213,8 +251,10 @@ def test_gpu_training_finds_the_beats_cpu_training_finds(scored, record_property
     or scores on a wrong scale, fails."""
     (cpu_scores, cpu_eval), (gpu_scores, gpu_eval) = scored["cpu"], scored["gpu"]
     figures = agreement(gpu_scores, cpu_scores)
-    figures |= {"auroc": (gpu_eval["auroc"], cpu_eval["auroc"]),
-                "normal_flagged": (gpu_eval["normal_flagged"], cpu_eval["normal_flagged"])}
+    figures |= {
+        "auroc": (gpu_eval["auroc"], cpu_eval["auroc"]),
+        "normal_flagged": (gpu_eval["normal_flagged"], cpu_eval["normal_flagged"]),
+    }
     report("gpu_vs_cpu_training", figures, record_property)
     assert figures["flagged_symmetric_difference"] <= 0.01 * figures["beats"]
     assert figures["spearman_top"] >= 0.75

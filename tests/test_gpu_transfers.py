@@ -58,15 +58,15 @@ def test_signal_to_scores_copies_no_bulk_array_to_the_host(device_signal, gpu, t
     seen = {}
 
     def pipeline():
-        peaks = detect_peaks(x, SegmentParams.defaults().in_samples(fs),
-                             gpu)  # host R-peak indices: beat-sized reads
+        peaks = detect_peaks(x, SegmentParams.defaults().in_samples(fs), gpu)  # host R-peak indices: beat-sized reads
         kept = beats_table(peaks, x.shape[0], SegmentParams.defaults().in_samples(fs)).query("kept")
         filtered = band_pass(list(signals.values()), fs, 0.5, 40.0, gpu.xp)
         rows = embed_beats(filtered, kept.start.to_numpy(), kept.length.to_numpy(), round(fs), gpu)
         tensor = as_tensor(rows, gpu, torch.device("cuda"))
         train_rows, _ = split_indices(len(rows), 0.75, 0)
-        model, _ = fit(tensor[torch.as_tensor(train_rows, device="cuda")], TrainParams.defaults(epochs=2),
-                       torch.device("cuda"))
+        model, _ = fit(
+            tensor[torch.as_tensor(train_rows, device="cuda")], TrainParams.defaults(epochs=2), torch.device("cuda")
+        )
         judge = Morphology(model, round(0.35 * fs), alignments(0.3), 4096)
         latents = judge.latents(tensor)
         _, latent = judge.fit(latents, train_rows, 0.999).ratio(latents)
@@ -85,7 +85,10 @@ def test_arrays_load_reads_straight_into_device_memory(gpu, tmp_path):
     a = gpu.xp.arange(3 * 2 * 1000, dtype=gpu.xp.float32).reshape(3, 2, 1000)
     arrays.save(tmp_path / "a.npy", a, gpu=True)
     loaded = []
-    assert not [b for b in device_to_host_bytes(lambda: loaded.append(arrays.load(tmp_path / "a.npy", True)), tmp_path)
-                if b >= 1024]
+    assert not [
+        b
+        for b in device_to_host_bytes(lambda: loaded.append(arrays.load(tmp_path / "a.npy", True)), tmp_path)
+        if b >= 1024
+    ]
     assert isinstance(loaded[0], gpu.xp.ndarray)
     np.testing.assert_array_equal(loaded[0].get(), a.get())

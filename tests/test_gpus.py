@@ -14,21 +14,24 @@ import time
 from dataclasses import replace
 
 import pytest
+from test_worker import gone_within, hung_job, rule_script
 
 from beatflow import gpus
 from beatflow.gpus import claim
 from beatflow.worker.protocol import Run
-from test_worker import gone_within, hung_job, rule_script
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="flock and the warm workers are Linux's")
 
-HOLD = ("import sys, time; from pathlib import Path; from beatflow.gpus import claim; "
-        "held = claim(sys.argv[1].split(','), Path(sys.argv[2])); print(held.device, flush=True); time.sleep(600)")
+HOLD = (
+    "import sys, time; from pathlib import Path; from beatflow.gpus import claim; "
+    "held = claim(sys.argv[1].split(','), Path(sys.argv[2])); print(held.device, flush=True); time.sleep(600)"
+)
 
 
 def holder(devices, lock_dir) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", HOLD, ",".join(devices), str(lock_dir)], stdout=subprocess.PIPE,
-                            text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", HOLD, ",".join(devices), str(lock_dir)], stdout=subprocess.PIPE, text=True
+    )
 
 
 def test_n_jobs_get_n_devices_and_a_killed_jobs_device_is_freed(tmp_path):
@@ -60,13 +63,28 @@ def test_a_released_device_is_taken_again(tmp_path):
 def test_a_device_holds_as_many_jobs_as_it_has_places_the_least_shared_device_first(tmp_path):
     held = [claim(["a", "b"], tmp_path, per_device=2) for _ in range(4)]
     assert [h.device for h in held] == ["a", "b", "a", "b"]
-    assert sorted(p.name for p in tmp_path.glob("*.lock")) == ["gpu-a-1.lock", "gpu-a.lock", "gpu-b-1.lock",
-                                                                "gpu-b.lock"]
+    assert sorted(p.name for p in tmp_path.glob("*.lock")) == [
+        "gpu-a-1.lock",
+        "gpu-a.lock",
+        "gpu-b-1.lock",
+        "gpu-b.lock",
+    ]
 
 
-@pytest.mark.parametrize(("memory_gib", "cores", "jobs"), [
-    (None, 16, 1), (8.0, 16, 1), (24.0, 16, 1), (40.0, 16, 2), (80.0, 16, 5), (140.4, 16, 8), (140.4, 64, 8),
-    (140.4, 6, 3), (80.0, 2, 1)])
+@pytest.mark.parametrize(
+    ("memory_gib", "cores", "jobs"),
+    [
+        (None, 16, 1),
+        (8.0, 16, 1),
+        (24.0, 16, 1),
+        (40.0, 16, 2),
+        (80.0, 16, 5),
+        (140.4, 16, 8),
+        (140.4, 64, 8),
+        (140.4, 6, 3),
+        (80.0, 2, 1),
+    ],
+)
 def test_jobs_per_device_follow_its_memory_and_the_cores(memory_gib, cores, jobs):
     assert gpus.jobs_per_device(memory_gib, cores) == jobs
 
@@ -87,13 +105,16 @@ class Workflow:
         self.global_resources[name] = Resource(value)
 
 
-@pytest.mark.parametrize(("device", "visible", "given", "limit", "places"), [
-    ("auto", ["0"], 1, 8, 8),  # one 141 GiB device, 16 cores: eight GPU jobs at once
-    ("gpu", ["0", "1"], 2, 16, 8),  # two devices, each shared by eight
-    ("cpu", ["0"], 1, sys.maxsize, 1),  # the CPU backend holds no GPU
-    ("auto", [], 1, sys.maxsize, 1),  # no GPU on the host
-    ("auto", ["0"], None, None, 8),  # no --resources gpu: nothing to share out
-])
+@pytest.mark.parametrize(
+    ("device", "visible", "given", "limit", "places"),
+    [
+        ("auto", ["0"], 1, 8, 8),  # one 141 GiB device, 16 cores: eight GPU jobs at once
+        ("gpu", ["0", "1"], 2, 16, 8),  # two devices, each shared by eight
+        ("cpu", ["0"], 1, sys.maxsize, 1),  # the CPU backend holds no GPU
+        ("auto", [], 1, sys.maxsize, 1),  # no GPU on the host
+        ("auto", ["0"], None, None, 8),  # no --resources gpu: nothing to share out
+    ],
+)
 def test_the_gpu_resource_counts_gpu_jobs_on_a_local_run(monkeypatch, device, visible, given, limit, places):
     monkeypatch.setattr(gpus, "visible_devices", lambda: visible)
     monkeypatch.setattr(gpus, "device_memory_gib", lambda devices: 140.4 if devices else None)

@@ -12,8 +12,7 @@ from beatflow.errors import BeatflowError
 from beatflow.holter.af import detect_af, detector_output, median3
 from beatflow.holter.agreement import agreement, gross, overlaps
 from beatflow.holter.reference import rhythm_episodes
-from beatflow.holter.summary import (cycles_time, merge_intervals, overlap_length, summary_from_beats,
-                                     total_length)
+from beatflow.holter.summary import cycles_time, merge_intervals, overlap_length, summary_from_beats, total_length
 
 MITDB = Path(__file__).resolve().parents[2] / "shared" / "mitdb"
 
@@ -27,6 +26,7 @@ def regular(n, rr=1.0, start=0.5):
 
 
 # ------------------------------------------------------------------ heart rate, pauses, analysed time
+
 
 def test_regular_rhythm_known_answers():
     t = regular(600)  # 0.5 … 599.5 s at 60 bpm
@@ -78,6 +78,7 @@ def test_q_beats_and_excluded_stretches_are_not_analysed():
 
 # ------------------------------------------------------------------ ectopy
 
+
 def test_runs_couplets_isolated():
     c = list("NNVNNVVNNVVVVNNSNNSSSNN")
     t = regular(len(c), rr=0.8)
@@ -105,6 +106,7 @@ def test_bigeminy_and_trigeminy_time():
 
 
 # ------------------------------------------------------------------ HRV
+
 
 def test_hrv_alternating_intervals():
     rr = [0.9, 0.96] * 400
@@ -144,6 +146,7 @@ def test_hrv_uses_nn_intervals_and_5_minute_segments():
 
 # ------------------------------------------------------------------ AF detection
 
+
 def sinus(n, rr=0.8, rng=None, jitter=0.01):
     rng = rng or np.random.default_rng(0)
     return rr + jitter * rng.standard_normal(n)
@@ -169,7 +172,7 @@ def test_no_af_in_sinus_with_ventricular_ectopy_bigeminy_or_fast_sinus():
         rr += list(sinus(k, rng=rng)) + [0.5, 1.1]
         c += ["N"] * k + ["V", "N"]
     t = beats_from_rr(rr)
-    c = np.array(["N"] + c[:len(t) - 1])
+    c = np.array(["N"] + c[: len(t) - 1])
     assert detect_af(t, c) == []
     # bigeminy (short-long) without classes: suppressed
     t = beats_from_rr(np.tile([0.55, 1.05], 400) + 0.01 * rng.standard_normal(800))
@@ -233,6 +236,7 @@ def test_af_building_blocks():
 
 # ------------------------------------------------------------------ bad input
 
+
 def test_bad_input_gives_notes_and_nulls_not_errors():
     s = summary_from_beats("empty", [], [], 100.0)
     assert s["beats"]["total"] == 0 and s["heart_rate"]["mean_bpm"] is None and s["analysed_s"] == 0.0
@@ -260,6 +264,7 @@ def test_bad_input_gives_notes_and_nulls_not_errors():
 
 
 # ------------------------------------------------------------------ reference and agreement
+
 
 def test_rhythm_episodes_from_annotations():
     samples = [0, 10, 50, 60, 100, 150, 170]
@@ -311,8 +316,9 @@ def test_reference_summary_of_mitdb_201():
 
     rec = wfdb.rdrecord(str(MITDB / "201"))
     lead = (rec.p_signal[:, 0], float(rec.fs))
-    detected = summary_from_beats("201", ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
-                                  signal=lambda: lead)
+    detected = summary_from_beats(
+        "201", ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], signal=lambda: lead
+    )
     a = agreement(detected, s)
     assert a["af"]["duration_se"] > 0.88 and a["af"]["duration_ppv"] > 0.88  # measured 0.906 / 0.919
 
@@ -328,7 +334,8 @@ def test_holter_evaluation_from_workflow_files(tmp_path):
     ref = read_reference(MITDB / "201.atr")
     rec = wfdb.rdrecord(str(MITDB / "201"))
     pd.DataFrame({"beat": np.arange(len(ref["time_s"])), "time_s": ref["time_s"], "class": ref["classes"]}).to_parquet(
-        tmp_path / "scores.parquet")
+        tmp_path / "scores.parquet"
+    )
     write_signal({"MLII": rec.p_signal[:, 0].astype(np.float32)}, rec.fs, tmp_path / "signal.parquet", gpu=False)
     ev = holter_evaluation("201", tmp_path / "scores.parquet", tmp_path / "signal.parquet", MITDB / "201.atr")
     assert ev["reference"]["record"] == "201" and ev["agreement"]["ventricular"]["couplets"]["se"] is None
@@ -339,13 +346,23 @@ def test_holter_evaluation_from_workflow_files(tmp_path):
 
 # ------------------------------------------------------------------ files and command line
 
+
 def write_inputs(tmp_path, with_class=True, n=400):
     from beatflow.io.tables import write_signal
 
     t = regular(n, rr=0.75)
     fs = 250.0
-    frame = pd.DataFrame({"beat": np.arange(n), "peak": (t * fs).astype(np.int64), "time_s": t,
-                          "split": "test", "score": 0.0, "anomaly": False, "reason": ""})
+    frame = pd.DataFrame(
+        {
+            "beat": np.arange(n),
+            "peak": (t * fs).astype(np.int64),
+            "time_s": t,
+            "split": "test",
+            "score": 0.0,
+            "anomaly": False,
+            "reason": "",
+        }
+    )
     if with_class:
         frame["class"] = np.where(np.arange(n) % 10 == 5, "V", "N")
         frame["family"] = 0

@@ -42,32 +42,36 @@ def test_gzip_and_parquet_inputs(tmp_path, cpu):
     assert run(cpu, tmp_path / "a.csv.gz", tmp_path / "g.parquet").column("ecg").to_pylist() == [1, 2, 3]
     pd.DataFrame({"time_s": [0.0, 0.01, 0.02], "lead": [4, 5, 6]}).to_parquet(tmp_path / "p.parquet")
     table = run(cpu, tmp_path / "p.parquet", tmp_path / "o.parquet", fs=None)
-    assert table.column("lead").to_pylist() == [4, 5, 6] and signal_info(tmp_path / "o.parquet")[0] == pytest.approx(100)
+    assert table.column("lead").to_pylist() == [4, 5, 6] and signal_info(tmp_path / "o.parquet")[0] == pytest.approx(
+        100
+    )
 
 
-@pytest.mark.parametrize("text,fs,leads,problem", [
-    ("", 250.0, None, "empty"),
-    ("ecg\n", 250.0, None, "only 0 data row"),
-    ("ecg\n1\nabc\n3\n", 250.0, None, "cannot parse"),
-    ("ecg,v\n1,2\n,3\n4,5\n", 500.0, None, "gap of 1 missing, NaN or infinite samples"),
-    ("ecg\n1\nnan\nnan\n3\n", 1000.0, None, "gap of 2 missing, NaN or infinite samples (0.00 s) at 00:00:00"),
-    ("ecg\ninf\n", 250.0, None, "only 1 data row"),
-    ("ecg\nnan\nnan\n", 250.0, None, "no finite value"),
-    ("ecg\n" + "5\n" * 50 + "1\n2\n", 250.0, None, "is clipped: 96.2 %"),
-    ("time_s,ecg\n0,1\n,2\n0.02,3\n", None, None, "time_s does not increase (or has missing values)"),
-    ("ecg\n1\n2\n3\n", 250.0, ["v5"], "lead column(s) ['v5'] not in the file"),
-    ("time_s\n0\n1\n", 250.0, None, "no lead column"),
-    ("ecg\n1\n2\n3\n", None, None, "fs is missing"),
-    ("ecg\n1\n2\n3\n", -5.0, None, "fs must be positive"),
-    ("time_s,ecg\n0,1\n0.01,2\n0.02,3\n", 250.0, None, "disagrees with time_s"),
-    ("time_s,ecg\n0,1\n0,2\n0,3\n", None, None, "time_s does not increase"),
-])
+@pytest.mark.parametrize(
+    "text,fs,leads,problem",
+    [
+        ("", 250.0, None, "empty"),
+        ("ecg\n", 250.0, None, "only 0 data row"),
+        ("ecg\n1\nabc\n3\n", 250.0, None, "cannot parse"),
+        ("ecg,v\n1,2\n,3\n4,5\n", 500.0, None, "gap of 1 missing, NaN or infinite samples"),
+        ("ecg\n1\nnan\nnan\n3\n", 1000.0, None, "gap of 2 missing, NaN or infinite samples (0.00 s) at 00:00:00"),
+        ("ecg\ninf\n", 250.0, None, "only 1 data row"),
+        ("ecg\nnan\nnan\n", 250.0, None, "no finite value"),
+        ("ecg\n" + "5\n" * 50 + "1\n2\n", 250.0, None, "is clipped: 96.2 %"),
+        ("time_s,ecg\n0,1\n,2\n0.02,3\n", None, None, "time_s does not increase (or has missing values)"),
+        ("ecg\n1\n2\n3\n", 250.0, ["v5"], "lead column(s) ['v5'] not in the file"),
+        ("time_s\n0\n1\n", 250.0, None, "no lead column"),
+        ("ecg\n1\n2\n3\n", None, None, "fs is missing"),
+        ("ecg\n1\n2\n3\n", -5.0, None, "fs must be positive"),
+        ("time_s,ecg\n0,1\n0.01,2\n0.02,3\n", 250.0, None, "disagrees with time_s"),
+        ("time_s,ecg\n0,1\n0,2\n0,3\n", None, None, "time_s does not increase"),
+    ],
+)
 def test_bad_input_names_record_file_and_problem(tmp_path, cpu, text, fs, leads, problem):
     src = write_csv(tmp_path / "bad.csv", text)
     out = tmp_path / "s.parquet"
     with pytest.raises(BeatflowError) as err:
-        ingest("rec1", {"path": src}, {"signal": out}, IngestParams.defaults(max_gap_s=0.001), cpu, fs=fs,
-               leads=leads)
+        ingest("rec1", {"path": src}, {"signal": out}, IngestParams.defaults(max_gap_s=0.001), cpu, fs=fs, leads=leads)
     message = str(err.value)
     assert "record 'rec1'" in message and "bad.csv" in message and problem in message
     assert not out.exists() and list(tmp_path.iterdir()) == [src]  # no partial artifact
@@ -75,12 +79,26 @@ def test_bad_input_names_record_file_and_problem(tmp_path, cpu, text, fs, leads,
 
 def test_missing_file_and_unknown_type(tmp_path, cpu):
     with pytest.raises(BeatflowError, match="file not found"):
-        ingest("r", {"path": tmp_path / "nope.csv"}, {"signal": tmp_path / "s.parquet"},
-               IngestParams.defaults(), cpu, fs=250.0, leads=None)
+        ingest(
+            "r",
+            {"path": tmp_path / "nope.csv"},
+            {"signal": tmp_path / "s.parquet"},
+            IngestParams.defaults(),
+            cpu,
+            fs=250.0,
+            leads=None,
+        )
     (tmp_path / "x.txt").write_text("1\n2\n")
     with pytest.raises(BeatflowError, match="unsupported file type"):
-        ingest("r", {"path": tmp_path / "x.txt"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(),
-               cpu, fs=250.0, leads=None)
+        ingest(
+            "r",
+            {"path": tmp_path / "x.txt"},
+            {"signal": tmp_path / "s.parquet"},
+            IngestParams.defaults(),
+            cpu,
+            fs=250.0,
+            leads=None,
+        )
 
 
 def test_synthetic_record_round_trips(short_record, tmp_path, cpu):

@@ -14,8 +14,8 @@ def nms_reference(r, half):
     n = len(r)
     out = np.zeros(n, bool)
     for i in range(n):
-        left = r[max(i - half, 0):i]
-        right = r[i + 1:min(i + half + 1, n)]
+        left = r[max(i - half, 0) : i]
+        right = r[i + 1 : min(i + half + 1, n)]
         out[i] = (left < r[i]).all() and (right <= r[i]).all()
     return out
 
@@ -25,7 +25,7 @@ def embed_reference(x, starts, lengths, width):
     for b, (s, n) in enumerate(zip(starts, lengths)):
         m = min(n, width, x.shape[1] - s)
         for c in range(x.shape[0]):
-            seg = x[c, s:s + m].astype(np.float64)
+            seg = x[c, s : s + m].astype(np.float64)
             out[b, c, :m] = seg - seg.mean()
     return out
 

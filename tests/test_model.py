@@ -37,8 +37,8 @@ def test_vae_shapes_for_any_length(length):
 
 def test_training_learns_and_is_reproducible():
     t = torch.linspace(0, 1, 64)
-    base = torch.exp(-((t - 0.3) / 0.03) ** 2)
-    x = (base[None, None, :] * (1 + 0.1 * torch.randn(256, 1, 1, generator=torch.Generator().manual_seed(0))))
+    base = torch.exp(-(((t - 0.3) / 0.03) ** 2))
+    x = base[None, None, :] * (1 + 0.1 * torch.randn(256, 1, 1, generator=torch.Generator().manual_seed(0)))
     p = TrainParams.defaults(epochs=15, batch_size=32, latent_dim=2, seed=1)
     model, history = fit(x, p, torch.device("cpu"))
     _, again = fit(x, p, torch.device("cpu"))

@@ -121,17 +121,29 @@ def flagged_by_label(spec, tmp_path, backend):
     paths = artifact_paths(tmp_path)
     write_signal(leads, spec.fs, paths["signal"], gpu=False)
     segment("r", {"signal": paths["signal"]}, {"beats": paths["beats"]}, SegmentParams.defaults(), backend)
-    embed("r", {"signal": paths["signal"], "beats": paths["beats"]}, {"embedding": paths["embedding"]},
-          EmbedParams.defaults(length_s=1.0), backend)
-    train("r", {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]},
-          {"model": paths["model"]}, TrainParams.defaults(), backend)
+    embed(
+        "r",
+        {"signal": paths["signal"], "beats": paths["beats"]},
+        {"embedding": paths["embedding"]},
+        EmbedParams.defaults(length_s=1.0),
+        backend,
+    )
+    train(
+        "r",
+        {"embedding": paths["embedding"], "beats": paths["beats"], "signal": paths["signal"]},
+        {"model": paths["model"]},
+        TrainParams.defaults(),
+        backend,
+    )
     score("r", paths, paths, ScoreParams.defaults(), backend)
     table = read_frame(paths["scores"])
     truth_index, detected = match(true, table.peak.to_numpy(), 0.15 * spec.fs)
     label, flag = labels[truth_index], table.anomaly.to_numpy()[detected]
     previous = np.where(truth_index > 0, labels[truth_index - 1], "")
-    return {**{k: flag[label == k] for k in set(label)},
-            **{f"N after {k}": flag[(label == "N") & (previous == k)] for k in ("V", "L")}}
+    return {
+        **{k: flag[label == k] for k in set(label)},
+        **{f"N after {k}": flag[(label == "N") & (previous == k)] for k in ("V", "L")},
+    }
 
 
 def test_normal_beats_after_aberrant_beats_at_150_bpm_are_not_flagged(tmp_path, cpu):

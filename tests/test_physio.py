@@ -21,8 +21,17 @@ def wave(n):
 
 def write_wfdb(directory, name="r1", n=2000, units=("mV", "mV"), names=("MLII", "V1")):
     signal = wave(n)
-    wfdb.wrsamp(name, fs=FS, units=list(units), sig_name=list(names), p_signal=signal, fmt=["212", "212"],
-                adc_gain=[200.0, 200.0], baseline=[0, 0], write_dir=str(directory))
+    wfdb.wrsamp(
+        name,
+        fs=FS,
+        units=list(units),
+        sig_name=list(names),
+        p_signal=signal,
+        fmt=["212", "212"],
+        adc_gain=[200.0, 200.0],
+        baseline=[0, 0],
+        write_dir=str(directory),
+    )
     return directory / name, signal
 
 
@@ -35,8 +44,7 @@ def leads_of(path):
 def test_wfdb_record_every_signal_in_mv(tmp_path, cpu, suffix):
     record, signal = write_wfdb(tmp_path)
     out = tmp_path / "s.parquet"
-    ingest("r1", {"path": f"{record}{suffix}"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None,
-           leads=None)
+    ingest("r1", {"path": f"{record}{suffix}"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None, leads=None)
     assert signal_info(out) == (360.0, ["MLII", "V1"])
     got = leads_of(out)
     assert got["MLII"].dtype == np.float32
@@ -57,21 +65,23 @@ def test_multi_segment_wfdb_record(tmp_path, cpu):
     write_wfdb(tmp_path, "s2", n=1500)
     (tmp_path / "multi.hea").write_text("multi/2 2 360 2500\ns1 1000\ns2 1500\n")
     out = tmp_path / "s.parquet"
-    ingest("m", {"path": tmp_path / "multi"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None,
-           leads=None)
+    ingest("m", {"path": tmp_path / "multi"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None, leads=None)
     assert signal_info(out) == (360.0, ["MLII", "V1"])
     got = leads_of(out)["MLII"]
     assert got.shape == (2500,)
     np.testing.assert_allclose(got[1000:], wave(1500)[:, 0], atol=1 / 200)
 
 
-@pytest.mark.parametrize("breakage, message", [
-    ("header", "cannot parse the WFDB header"),
-    ("dat", "signal file of WFDB record .* is missing"),
-    ("format", "cannot read the signals of WFDB record"),
-    ("lead", r"lead\(s\) \['aVF'\] not in the WFDB record"),
-    ("fs", "disagrees with the file's 360 Hz"),
-])
+@pytest.mark.parametrize(
+    "breakage, message",
+    [
+        ("header", "cannot parse the WFDB header"),
+        ("dat", "signal file of WFDB record .* is missing"),
+        ("format", "cannot read the signals of WFDB record"),
+        ("lead", r"lead\(s\) \['aVF'\] not in the WFDB record"),
+        ("fs", "disagrees with the file's 360 Hz"),
+    ],
+)
 def test_broken_wfdb_record_is_a_one_line_error_naming_record_and_file(tmp_path, cpu, breakage, message):
     record, _ = write_wfdb(tmp_path)
     header = tmp_path / "r1.hea"
@@ -97,9 +107,12 @@ def write_edf(path, rates=(360, 360), labels=("ECG1", "ECG2"), seconds=4):
     import pyedflib
 
     signals = [np.sin(np.linspace(0, 8 * np.pi, int(r) * seconds)) for r in rates]
-    headers = [pyedflib.highlevel.make_signal_header(label, dimension="uV", sample_frequency=r,
-                                                     physical_min=-2000, physical_max=2000)
-               for label, r in zip(labels, rates)]
+    headers = [
+        pyedflib.highlevel.make_signal_header(
+            label, dimension="uV", sample_frequency=r, physical_min=-2000, physical_max=2000
+        )
+        for label, r in zip(labels, rates)
+    ]
     pyedflib.highlevel.write_edf(str(path), [s * 1000 for s in signals], headers)
     return signals
 
@@ -107,8 +120,7 @@ def write_edf(path, rates=(360, 360), labels=("ECG1", "ECG2"), seconds=4):
 def test_edf_file_in_mv(tmp_path, cpu):
     signals = write_edf(tmp_path / "a.edf")
     out = tmp_path / "s.parquet"
-    ingest("e", {"path": tmp_path / "a.edf"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None,
-           leads=None)
+    ingest("e", {"path": tmp_path / "a.edf"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None, leads=None)
     assert signal_info(out) == (360.0, ["ECG1", "ECG2"])
     np.testing.assert_allclose(leads_of(out)["ECG2"], signals[1], atol=0.01)  # 16-bit over ±2 mV, µV → mV
 
@@ -116,18 +128,39 @@ def test_edf_file_in_mv(tmp_path, cpu):
 def test_edf_leads_of_different_rates_are_an_error_naming_them(tmp_path, cpu):
     write_edf(tmp_path / "a.edf", rates=(360, 128), labels=("ECG", "RESP"))
     with pytest.raises(BeatflowError, match="different sampling rates.*ECG 360 Hz, RESP 128 Hz"):
-        ingest("e", {"path": tmp_path / "a.edf"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(),
-               cpu, fs=None, leads=None)
-    ingest("e", {"path": tmp_path / "a.edf"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(),
-           cpu, fs=None, leads=["ECG"])  # one rate: fine
+        ingest(
+            "e",
+            {"path": tmp_path / "a.edf"},
+            {"signal": tmp_path / "s.parquet"},
+            IngestParams.defaults(),
+            cpu,
+            fs=None,
+            leads=None,
+        )
+    ingest(
+        "e",
+        {"path": tmp_path / "a.edf"},
+        {"signal": tmp_path / "s.parquet"},
+        IngestParams.defaults(),
+        cpu,
+        fs=None,
+        leads=["ECG"],
+    )  # one rate: fine
     assert signal_info(tmp_path / "s.parquet") == (360.0, ["ECG"])
 
 
 def test_malformed_edf_is_an_error(tmp_path, cpu):
     (tmp_path / "a.edf").write_bytes(b"0       not an edf header" * 20)
     with pytest.raises(BeatflowError, match="cannot parse the EDF/BDF header"):
-        ingest("e", {"path": tmp_path / "a.edf"}, {"signal": tmp_path / "s.parquet"}, IngestParams.defaults(),
-               cpu, fs=None, leads=None)
+        ingest(
+            "e",
+            {"path": tmp_path / "a.edf"},
+            {"signal": tmp_path / "s.parquet"},
+            IngestParams.defaults(),
+            cpu,
+            fs=None,
+            leads=None,
+        )
     assert not (tmp_path / "s.parquet").exists()
 
 
@@ -148,11 +181,21 @@ def test_evaluation_leaves_vf_out_and_gives_per_class_figures(tmp_path):
 
     from beatflow.evaluate import evaluate
 
-    truth = pd.DataFrame({"sample": [100, 200, 300, 400, 500, 600], "label": ["N", "V", "N", "S", "N", "N"],
-                          "symbol": ["N", "V", "L", "A", "N", "N"]})
+    truth = pd.DataFrame(
+        {
+            "sample": [100, 200, 300, 400, 500, 600],
+            "label": ["N", "V", "N", "S", "N", "N"],
+            "symbol": ["N", "V", "L", "A", "N", "N"],
+        }
+    )
     detected = np.array([100, 200, 300, 400, 450, 470, 600])  # 450 and 470: inside the excluded interval
-    scores = pd.DataFrame({"time_s": detected / 100.0, "score": [0.1, 5, 0.2, 1.5, 9, 9, 2],
-                           "anomaly": [False, True, False, True, True, True, True]})
+    scores = pd.DataFrame(
+        {
+            "time_s": detected / 100.0,
+            "score": [0.1, 5, 0.2, 1.5, 9, 9, 2],
+            "anomaly": [False, True, False, True, True, True, True],
+        }
+    )
     e = evaluate(truth, scores, 100.0, np.array([[440, 520]]))
     assert (e["n_true"], e["n_detected"], e["true_positives"], e["false_positives"]) == (5, 5, 5, 0)
     assert e["excluded"]["reference_beats"] == 1 and e["excluded"]["detected_beats"] == 2

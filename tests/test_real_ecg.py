@@ -17,9 +17,11 @@ RECORDS = ("208",)
 
 pytestmark = [
     pytest.mark.workflow,
-    pytest.mark.skipif(not all((MITDB / f"{r}.hea").exists() and (MITDB / f"{r}.atr").exists() for r in RECORDS),
-                       reason=f"MIT-BIH records {', '.join(RECORDS)} not found in {MITDB} "
-                              "(python -c \"import wfdb; wfdb.dl_database('mitdb', 'mitdb')\")"),
+    pytest.mark.skipif(
+        not all((MITDB / f"{r}.hea").exists() and (MITDB / f"{r}.atr").exists() for r in RECORDS),
+        reason=f"MIT-BIH records {', '.join(RECORDS)} not found in {MITDB} "
+        "(python -c \"import wfdb; wfdb.dl_database('mitdb', 'mitdb')\")",
+    ),
 ]
 
 
@@ -38,8 +40,16 @@ def test_record_208_outputs_and_evaluation(mitdb_run):
     reference annotations. Floors below both measurements (module docstring), with a margin for training on
     another machine and for the detection and scoring work under way (the floors guard against a loss)."""
     results = mitdb_run / "results" / "208"
-    check_record(results, leads=["MLII", "V1"], fs=360.0, duration_s=650_000 / 360, epochs=20,
-                 min_detection=0.98, min_auroc=0.88, labels={"V": 0.92, "F": 0.75})
+    check_record(
+        results,
+        leads=["MLII", "V1"],
+        fs=360.0,
+        duration_s=650_000 / 360,
+        epochs=20,
+        min_detection=0.98,
+        min_auroc=0.88,
+        labels={"V": 0.92, "F": 0.75},
+    )
     e = json.loads((results / "evaluation.json").read_text())
     assert e["n_true"] == 2955  # every reference beat annotation of 208 is read
     assert e["per_label"]["V"]["n"] == 992 and e["per_label"]["F"]["n"] == 373
@@ -57,5 +67,7 @@ def test_cohort_evaluation_has_the_gross_figures(mitdb_run):
     assert d["true_positives"] + d["false_negatives"] == 2955
     assert d["gross_sensitivity"] == pytest.approx(record["sensitivity"]) and d["gross_sensitivity"] >= 0.98
     assert d["gross_ppv"] == pytest.approx(record["ppv"]) and d["gross_ppv"] >= 0.98
-    assert cohort["V"]["beats"] == 992 and cohort["V"]["auroc_median"] == pytest.approx(record["per_label"]["V"]["auroc"])
+    assert cohort["V"]["beats"] == 992 and cohort["V"]["auroc_median"] == pytest.approx(
+        record["per_label"]["V"]["auroc"]
+    )
     assert cohort["V"]["gross_flag_sensitivity"] == pytest.approx(record["per_label"]["V"]["flagged"])

@@ -19,8 +19,11 @@ def test_drawn_tells_a_blank_frame(tmp_path):
     """The check itself: a white page is blank, a page with a table is not."""
     blank, table = tmp_path / "blank.html", tmp_path / "table.html"
     blank.write_text("<html><body></body></html>")
-    table.write_text("<html><body><h1>Holter report</h1><table border=1>" + "<tr><td>70 bpm</td></tr>" * 20
-                     + "</table></body></html>")
+    table.write_text(
+        "<html><body><h1>Holter report</h1><table border=1>"
+        + "<tr><td>70 bpm</td></tr>" * 20
+        + "</table></body></html>"
+    )
     assert screenshot(blank.as_uri(), tmp_path / "blank.png") == ([], [])
     assert drawn(tmp_path / "blank.png")[0] == 0.0
     screenshot(table.as_uri(), tmp_path / "table.png")
@@ -44,8 +47,17 @@ def test_report_shows_every_result_offline(demo_run, tmp_path):
         assert share > 0.005 and colours > 50, f"the report shows {path} ({entry['mime_type']}) blank"
 
 
-@pytest.mark.parametrize("name", ["report/summary.html", "plots/heart_rate.html", "plots/trace.html",
-                                  "plots/latent.html", "plots/lengths.html", "plots/gallery.html"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "report/summary.html",
+        "plots/heart_rate.html",
+        "plots/trace.html",
+        "plots/latent.html",
+        "plots/lengths.html",
+        "plots/gallery.html",
+    ],
+)
 def test_html_files_render_offline(demo_run, tmp_path, name):
     path = Path(demo_run) / "results" / "demo" / name
     console, asked = screenshot(path.as_uri(), tmp_path / "page.png", budget_ms=8000)

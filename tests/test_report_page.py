@@ -12,17 +12,50 @@ from beatflow.report.pages import render_page, write_record_report
 
 def summary():
     return {
-        "record": "hand", "duration_s": 7200.0, "analysed_s": 7000.0,
+        "record": "hand",
+        "duration_s": 7200.0,
+        "analysed_s": 7000.0,
         "beats": {"total": 8000, "N": 7700, "S": 120, "V": 170, "F": 6, "Q": 4},
-        "heart_rate": {"mean_bpm": 68.6, "min_bpm": 51.2, "min_at_s": 3720.0, "max_bpm": 131.4, "max_at_s": 600.0,
-                       "minutes": []},
-        "hourly": [{"start_s": 0.0, "beats": 4300, "mean_bpm": 72.1, "min_bpm": 58.0, "max_bpm": 131.4, "V": 150,
-                    "S": 100, "pauses": 0},
-                   {"start_s": 3600.0, "beats": 3700, "mean_bpm": 61.7, "min_bpm": 51.2, "max_bpm": 77.0, "V": 20,
-                    "S": 20, "pauses": 2}],
-        "ventricular": {"isolated": 140, "couplets": 6, "bigeminy_s": 95.5, "trigeminy_s": 0.0,
-                        "runs": [{"start_s": 1234.5, "end_s": 1236.9, "beats": 9, "rate_bpm": 200.0},
-                                 {"start_s": 605.0, "end_s": 605.8, "beats": 3, "rate_bpm": 225.0}]},
+        "heart_rate": {
+            "mean_bpm": 68.6,
+            "min_bpm": 51.2,
+            "min_at_s": 3720.0,
+            "max_bpm": 131.4,
+            "max_at_s": 600.0,
+            "minutes": [],
+        },
+        "hourly": [
+            {
+                "start_s": 0.0,
+                "beats": 4300,
+                "mean_bpm": 72.1,
+                "min_bpm": 58.0,
+                "max_bpm": 131.4,
+                "V": 150,
+                "S": 100,
+                "pauses": 0,
+            },
+            {
+                "start_s": 3600.0,
+                "beats": 3700,
+                "mean_bpm": 61.7,
+                "min_bpm": 51.2,
+                "max_bpm": 77.0,
+                "V": 20,
+                "S": 20,
+                "pauses": 2,
+            },
+        ],
+        "ventricular": {
+            "isolated": 140,
+            "couplets": 6,
+            "bigeminy_s": 95.5,
+            "trigeminy_s": 0.0,
+            "runs": [
+                {"start_s": 1234.5, "end_s": 1236.9, "beats": 9, "rate_bpm": 200.0},
+                {"start_s": 605.0, "end_s": 605.8, "beats": 3, "rate_bpm": 225.0},
+            ],
+        },
         "supraventricular": {"isolated": 110, "couplets": 5, "runs": []},
         "pauses": [{"start_s": 4000.0, "duration_s": 2.2}, {"start_s": 5000.25, "duration_s": 3.45}],
         "af": {"episodes": [{"start_s": 6000.0, "end_s": 6900.0}], "burden": 0.1286},
@@ -86,18 +119,25 @@ def test_page_is_small_and_self_contained():
 
 
 def test_page_lists_the_strips_and_the_evaluation():
-    events = [{"number": 1, "clock": "00:20:34", "title": "Longest ventricular run: 9 V beats", "rate_bpm": 200.0},
-              {"number": 2, "clock": "01:23:20", "title": "Longest pause: 3.45 s", "rate_bpm": None}]
+    events = [
+        {"number": 1, "clock": "00:20:34", "title": "Longest ventricular run: 9 V beats", "rate_bpm": 200.0},
+        {"number": 2, "clock": "01:23:20", "title": "Longest pause: 3.45 s", "rate_bpm": None},
+    ]
     ref = summary() | {"beats": {"total": 8010, "N": 7690, "S": 125, "V": 180, "F": 10, "Q": 5}}
     match = {"reference": 4, "output": 2, "found": 2, "true": 2, "se": 0.5, "ppv": 1.0}
-    agreement = {"heart_rate": {"mean_bpm_error": -1.25, "minutes_within_share": 0.9},
-                 "ventricular": {"runs": match, "couplets": match},
-                 "supraventricular": {"runs": match, "couplets": match},
-                 "pauses": match, "af": {**match, "reference_s": 1000.0, "output_s": 900.0, "duration_se": 0.85,
-                                         "duration_ppv": 0.944}}
-    evaluation = {"sensitivity": 0.9971, "ppv": 0.9953,
-                  "classes": {"V": {"n": 180, "se": 0.9222, "ppv": 0.8811}, "S": {"n": 125, "se": 0.4, "ppv": 0.55}},
-                  "holter": {"reference": ref, "agreement": agreement}}
+    agreement = {
+        "heart_rate": {"mean_bpm_error": -1.25, "minutes_within_share": 0.9},
+        "ventricular": {"runs": match, "couplets": match},
+        "supraventricular": {"runs": match, "couplets": match},
+        "pauses": match,
+        "af": {**match, "reference_s": 1000.0, "output_s": 900.0, "duration_se": 0.85, "duration_ppv": 0.944},
+    }
+    evaluation = {
+        "sensitivity": 0.9971,
+        "ppv": 0.9953,
+        "classes": {"V": {"n": 180, "se": 0.9222, "ppv": 0.8811}, "S": {"n": 125, "se": 0.4, "ppv": 0.55}},
+        "holter": {"reference": ref, "agreement": agreement},
+    }
     page = render_page(summary(), events, evaluation)
     rows = cells(page)
     assert ["1", "00:20:34", "Longest ventricular run: 9 V beats", "200"] in rows
@@ -119,18 +159,32 @@ def test_the_rule_stage_writes_strips_and_page(tmp_path):
     x = np.zeros(int(120 * fs), np.float32)
     x[np.round(t * fs).astype(int)] = 1.0
     write_signal({"ECG": x}, fs, tmp_path / "signal.parquet", gpu=False)
-    scores = {"beat": np.arange(len(t)), "peak": np.round(t * fs).astype(np.int64), "time_s": t, "split": "test",
-              "score": np.where(classes == "V", 2.0, 0.1), "anomaly": classes == "V",
-              "reason": np.where(classes == "V", "morphology", ""), "class": classes,
-              "family": np.where(classes == "V", 1, 0)}
+    scores = {
+        "beat": np.arange(len(t)),
+        "peak": np.round(t * fs).astype(np.int64),
+        "time_s": t,
+        "split": "test",
+        "score": np.where(classes == "V", 2.0, 0.1),
+        "anomaly": classes == "V",
+        "reason": np.where(classes == "V", "morphology", ""),
+        "class": classes,
+        "family": np.where(classes == "V", 1, 0),
+    }
     import pandas as pd
 
     write_frame(pd.DataFrame(scores), tmp_path / "scores.parquet")
     s = summary_from_beats("mini", t, classes, 120.0)
     (tmp_path / "holter.json").write_text(json.dumps(s))
     out = tmp_path / "out"
-    write_record_report("mini", tmp_path / "holter.json", tmp_path / "scores.parquet", tmp_path / "signal.parquet",
-                        out / "report" / "summary.html", out / "strips.png", out / "strips.json")
+    write_record_report(
+        "mini",
+        tmp_path / "holter.json",
+        tmp_path / "scores.parquet",
+        tmp_path / "signal.parquet",
+        out / "report" / "summary.html",
+        out / "strips.png",
+        out / "strips.json",
+    )
     events = json.loads((out / "strips.json").read_text())["events"]
     assert [e["kind"] for e in events] == ["minute_fastest", "beat"]  # one rate: one minute strip
     assert events[1]["details"]["beat"] == 10 and events[1]["clock"] == "00:00:08"

@@ -9,8 +9,19 @@ import pytest
 
 from beatflow.report import strips
 from beatflow.report.colours import CLASS_COLOURS
-from beatflow.report.plots import (DETAIL_SPAN_S, detail_windows, gallery_pick, gallery_rows, latent_plot,
-                                   lengths_plot, load_holoviews, rr_histogram, save, trace_plot, waveform_store)
+from beatflow.report.plots import (
+    DETAIL_SPAN_S,
+    detail_windows,
+    gallery_pick,
+    gallery_rows,
+    latent_plot,
+    lengths_plot,
+    load_holoviews,
+    rr_histogram,
+    save,
+    trace_plot,
+    waveform_store,
+)
 
 FS = 250.0
 
@@ -29,12 +40,19 @@ def scores_rows(n: int = 120, seconds: float = 0.8) -> pd.DataFrame:
     """``n`` beats every ``seconds`` s: every tenth flagged, alternating reasons and classes."""
     beat = np.arange(n)
     flagged = beat % 10 == 3
-    return pd.DataFrame({
-        "beat": beat, "peak": (beat * seconds * FS).astype(np.int64) + 50, "time_s": beat * seconds + 50 / FS,
-        "split": "test", "score": np.where(flagged, 2.0 + beat / n, 0.3), "anomaly": flagged,
-        "reason": np.where(flagged, np.where(beat % 20 == 3, "morphology", "rhythm"), ""),
-        "class": np.where(flagged & (beat % 20 == 3), "V", np.where(flagged, "S", "N")),
-        "family": np.where(flagged & (beat % 20 == 3), 1, 0)})
+    return pd.DataFrame(
+        {
+            "beat": beat,
+            "peak": (beat * seconds * FS).astype(np.int64) + 50,
+            "time_s": beat * seconds + 50 / FS,
+            "split": "test",
+            "score": np.where(flagged, 2.0 + beat / n, 0.3),
+            "anomaly": flagged,
+            "reason": np.where(flagged, np.where(beat % 20 == 3, "morphology", "rhythm"), ""),
+            "class": np.where(flagged & (beat % 20 == 3), "V", np.where(flagged, "S", "N")),
+            "family": np.where(flagged & (beat % 20 == 3), 1, 0),
+        }
+    )
 
 
 def bokeh_model(obj):
@@ -104,8 +122,9 @@ def test_latent_colours_are_the_class_colours_with_flagged_beats_by_reason():
     assert {g.marker for g in glyphs} == {"circle", "triangle", "square"}  # not flagged, morphology, rhythm
     labels = [item.label["value"] for legend in model.legend for item in legend.items]
     assert labels == ["N, not flagged (108)", "S, rhythm (6)", "V, morphology (6)"]
-    assert all([n for n, _ in t.tooltips][:6] == ["time", "beat", "class", "family", "reason", "score"]
-               for t in hovers(model))
+    assert all(
+        [n for n, _ in t.tooltips][:6] == ["time", "beat", "class", "family", "reason", "score"] for t in hovers(model)
+    )
     assert strips.CLASS_COLOURS is CLASS_COLOURS  # the strips draw the same colours
 
 
@@ -127,9 +146,16 @@ def test_gallery_rows_leave_out_the_padding():
     rows = np.zeros((4, 2, L), np.float32)
     for k, n in enumerate([10, 6, 8, 3]):
         rows[k, 0, :n] = k + 1  # beat k reaches n samples, then zero padding
-    kept = pd.DataFrame({"beat": np.arange(4), "time_s": [1.0, 20.0, 40.0, 60.0], "score": [0.1, 3.0, 0.2, 2.0],
-                         "anomaly": [False, True, False, True], "reason": ["", "morphology", "", "morphology"],
-                         "family": [0, 1, 0, 1]})
+    kept = pd.DataFrame(
+        {
+            "beat": np.arange(4),
+            "time_s": [1.0, 20.0, 40.0, 60.0],
+            "score": [0.1, 3.0, 0.2, 2.0],
+            "anomaly": [False, True, False, True],
+            "reason": ["", "morphology", "", "morphology"],
+            "family": [0, 1, 0, 1],
+        }
+    )
     top_rows, median, top = gallery_rows(rows, kept, lengths=[10, 6, 8, 3])
     assert top.beat.tolist() == [1, 3, 2, 0]  # the flagged by score, then the rest by score
     assert np.isnan(top_rows[0, 6:]).all() and (top_rows[0, :6] == 2).all()  # beat 1: 6 samples, then nothing
@@ -143,10 +169,16 @@ def test_gallery_rows_leave_out_the_padding():
 def test_gallery_takes_reasons_and_families_in_turn_apart_in_time():
     # ten high-scoring morphology beats of family 1 in one stretch, two rhythm beats, one beat of family 2
     t = [100.0 + k for k in range(10)] + [300.0, 500.0, 700.0, 900.0]
-    kept = pd.DataFrame({"beat": np.arange(14), "time_s": t, "score": [9.0 - 0.1 * k for k in range(10)]
-                         + [2.0, 1.5, 4.0, 0.1],
-                         "anomaly": [True] * 13 + [False], "reason": ["morphology"] * 10 + ["rhythm"] * 2
-                         + ["morphology", ""], "family": [1] * 10 + [0, 0, 2, 0]})
+    kept = pd.DataFrame(
+        {
+            "beat": np.arange(14),
+            "time_s": t,
+            "score": [9.0 - 0.1 * k for k in range(10)] + [2.0, 1.5, 4.0, 0.1],
+            "anomaly": [True] * 13 + [False],
+            "reason": ["morphology"] * 10 + ["rhythm"] * 2 + ["morphology", ""],
+            "family": [1] * 10 + [0, 0, 2, 0],
+        }
+    )
     picked = kept.loc[gallery_pick(kept, k=6, apart_s=5.0)].beat.tolist()
     assert picked[:3] == [0, 12, 10]  # the top of each group (morphology/1, morphology/2, rhythm/0), by score
     assert picked[3:5] == [11, 5]  # then their seconds: rhythm/0, then morphology/1 at least 5 s from beat 0

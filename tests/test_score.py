@@ -36,8 +36,15 @@ def test_an_interval_out_of_range_flags_the_beat_that_ends_it():
 
 
 def test_score_table_combines_shape_and_timing():
-    beats = pd.DataFrame({"beat": np.arange(6), "peak": np.arange(6) * 100, "start": np.arange(6) * 100,
-                          "length": np.full(6, 100), "kept": [False, True, True, True, True, False]})
+    beats = pd.DataFrame(
+        {
+            "beat": np.arange(6),
+            "peak": np.arange(6) * 100,
+            "start": np.arange(6) * 100,
+            "length": np.full(6, 100),
+            "kept": [False, True, True, True, True, False],
+        }
+    )
     morph = np.array([0.5, 3.0, 0.2, 0.9])
     split = np.array(["train", "test", "train", "test"], dtype=object)
     rhythm = rhythm_ratio(beats.peak.to_numpy(), FS, 0.25, 3.0, ScoreParams.defaults())
@@ -106,13 +113,27 @@ def test_joint_evidence_combines_both_parts():
 def test_score_table_classes_and_families_make_anomalies():
     """The contract columns ``class`` and ``family``; a beat classed S, V or F, or kept with a shape unlike any
     family (family -1), is an anomaly even below score 1; Q (no shape) and N below 1 are not."""
-    beats = pd.DataFrame({"beat": np.arange(7), "peak": np.arange(7) * 100, "start": np.arange(7) * 100,
-                          "length": np.full(7, 100), "kept": [True] * 6 + [False]})
+    beats = pd.DataFrame(
+        {
+            "beat": np.arange(7),
+            "peak": np.arange(7) * 100,
+            "start": np.arange(7) * 100,
+            "length": np.full(7, 100),
+            "kept": [True] * 6 + [False],
+        }
+    )
     morph = np.array([0.1, 0.2, 0.3, 0.2, 0.1, 0.2])
     split = np.array(["train"] * 6, dtype=object)
     rhythm = np.zeros(7)
-    table = score_table(beats, FS, morph, rhythm, split, np.array(["N", "V", "S", "F", "N", "N", "Q"]),
-                        np.array([0, 1, 0, 2, -1, 0, -1]))
+    table = score_table(
+        beats,
+        FS,
+        morph,
+        rhythm,
+        split,
+        np.array(["N", "V", "S", "F", "N", "N", "Q"]),
+        np.array([0, 1, 0, 2, -1, 0, -1]),
+    )
     assert list(table.columns) == ["beat", "peak", "time_s", "split", "score", "anomaly", "reason", "class", "family"]
     assert table.anomaly.tolist() == [False, True, True, True, True, False, False]
     assert table["class"].tolist() == ["N", "V", "S", "F", "N", "N", "Q"] and table.family.dtype == np.int64
@@ -120,8 +141,15 @@ def test_score_table_classes_and_families_make_anomalies():
 
 
 def test_score_table_without_classes_keeps_the_score_rule():
-    beats = pd.DataFrame({"beat": np.arange(3), "peak": np.arange(3) * 100, "start": np.arange(3) * 100,
-                          "length": np.full(3, 100), "kept": [True, True, False]})
+    beats = pd.DataFrame(
+        {
+            "beat": np.arange(3),
+            "peak": np.arange(3) * 100,
+            "start": np.arange(3) * 100,
+            "length": np.full(3, 100),
+            "kept": [True, True, False],
+        }
+    )
     table = score_table(beats, FS, np.array([0.5, 2.0]), np.zeros(3), np.array(["train", "test"], dtype=object))
     assert table["class"].tolist() == ["N", "N", "Q"] and table.family.tolist() == [0, 0, -1]
     assert table.anomaly.tolist() == [False, True, False]
@@ -136,7 +164,8 @@ def test_timing_parts_give_the_rhythm_ratio():
     peaks = np.cumsum(rr)
     p = ScoreParams.defaults()
     parts = timing(peaks, p)
-    np.testing.assert_array_equal(rhythm_ratio(peaks, FS, 0.25, 3.0, p, parts=parts),
-                                  rhythm_ratio(peaks, FS, 0.25, 3.0, p))
+    np.testing.assert_array_equal(
+        rhythm_ratio(peaks, FS, 0.25, 3.0, p, parts=parts), rhythm_ratio(peaks, FS, 0.25, 3.0, p)
+    )
     assert parts.early[10] == pytest.approx(np.log(1 / 0.7) / np.log(1 / 0.8))
     assert parts.regular_early_at == pytest.approx(np.log(1 / 0.8))

@@ -22,7 +22,7 @@ def weakened_beats(scale=0.5, beats=(50, 120, 121, 200)):
     x = leads["MLII"].copy()
     half = round(0.08 * spec.fs)
     for k in beats:
-        x[truth[k] - half:truth[k] + half] *= scale
+        x[truth[k] - half : truth[k] + half] *= scale
     return spec.fs, x, truth
 
 
@@ -43,14 +43,24 @@ def test_beats_below_the_search_floor_are_not_searched_for(cpu):
 
 
 def test_pauses_with_noise_get_no_beat(cpu):
-    spec = SynthSpec(duration_s=600, fs=250, seed=32, pause_rate=0.05, pause_s=(2.0, 3.0), pause_label="P",
-                     baseline_mv=0.5, mains_mv=0.1, noise_mv=0.03, burst_mv=0.2, burst_every_s=10.0)
+    spec = SynthSpec(
+        duration_s=600,
+        fs=250,
+        seed=32,
+        pause_rate=0.05,
+        pause_s=(2.0, 3.0),
+        pause_label="P",
+        baseline_mv=0.5,
+        mains_mv=0.1,
+        noise_mv=0.03,
+        burst_mv=0.2,
+        burst_every_s=10.0,
+    )
     leads, truth, _ = generate(spec)
     rr = np.diff(truth)
     assert (rr > 1.5 * np.median(rr)).sum() >= 20  # long intervals to search
     peaks = detect_peaks(leads["MLII"], ON.in_samples(spec.fs), cpu, second=leads["V1"])
-    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], OFF.in_samples(spec.fs), cpu,
-                                                      second=leads["V1"]))
+    np.testing.assert_array_equal(peaks, detect_peaks(leads["MLII"], OFF.in_samples(spec.fs), cpu, second=leads["V1"]))
     assert errors(truth, peaks, spec.fs)[0] == 0
 
 

@@ -17,12 +17,16 @@ def detection_rate(spec, cpu, params=None):
     return len(ti) / len(truth), len(ti) / len(peaks)
 
 
-@pytest.mark.parametrize("spec", [
-    SynthSpec(duration_s=600, seed=1),
-    SynthSpec(duration_s=600, seed=2, invert=True),  # inverted polarity
-    SynthSpec(duration_s=600, seed=4, fs=500, hr_bpm=110, pvc_rate=0.08),
-    SynthSpec(duration_s=600, seed=5, fs=128, hr_bpm=50),
-], ids=["default", "inverted", "fast-500Hz-ectopy", "slow-128Hz"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        SynthSpec(duration_s=600, seed=1),
+        SynthSpec(duration_s=600, seed=2, invert=True),  # inverted polarity
+        SynthSpec(duration_s=600, seed=4, fs=500, hr_bpm=110, pvc_rate=0.08),
+        SynthSpec(duration_s=600, seed=5, fs=128, hr_bpm=50),
+    ],
+    ids=["default", "inverted", "fast-500Hz-ectopy", "slow-128Hz"],
+)
 def test_peaks_match_truth_within_150ms(spec, cpu):
     sensitivity, ppv = detection_rate(spec, cpu)
     assert sensitivity >= 0.99 and ppv >= 0.99
@@ -49,20 +53,25 @@ def test_beats_table_known_answer():
 def test_flat_line_and_short_recording_are_clear_errors(tmp_path, cpu):
     write_signal({"ecg": np.zeros(250 * 60, np.float32)}, 250.0, tmp_path / "flat.parquet", gpu=False)
     with pytest.raises(BeatflowError, match="record 'r'.*found 0 beat"):
-        segment("r", {"signal": tmp_path / "flat.parquet"}, {"beats": tmp_path / "b.parquet"},
-                SegmentParams.defaults(), cpu)
+        segment(
+            "r", {"signal": tmp_path / "flat.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu
+        )
     write_signal({"ecg": np.ones(250 * 5, np.float32)}, 250.0, tmp_path / "short.parquet", gpu=False)
     with pytest.raises(BeatflowError, match="recording is 5.0 s long"):
-        segment("r", {"signal": tmp_path / "short.parquet"}, {"beats": tmp_path / "b.parquet"},
-                SegmentParams.defaults(), cpu)
+        segment(
+            "r",
+            {"signal": tmp_path / "short.parquet"},
+            {"beats": tmp_path / "b.parquet"},
+            SegmentParams.defaults(),
+            cpu,
+        )
     assert not (tmp_path / "b.parquet").exists()
 
 
 def test_segment_writes_the_contract(tmp_path, cpu):
     leads, truth, _ = generate(SynthSpec(duration_s=120, seed=8))
     write_signal(leads, 250.0, tmp_path / "s.parquet", gpu=False)
-    segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"},
-            SegmentParams.defaults(), cpu)
+    segment("r", {"signal": tmp_path / "s.parquet"}, {"beats": tmp_path / "b.parquet"}, SegmentParams.defaults(), cpu)
     beats = pd.read_parquet(tmp_path / "b.parquet")
     assert beats.dtypes.astype(str).tolist() == ["int64", "int64", "int64", "int64", "bool"]
     assert abs(len(beats) - len(truth)) <= 1
@@ -81,8 +90,18 @@ def test_wide_wavelet_lifts_broad_complexes_above_muscle_noise(cpu):
     record with moderate noise and frequent ventricular beats stays within the 99.5 % targets."""
     from beatflow.detect.envelope import detection_envelope
 
-    spec = SynthSpec(duration_s=900, seed=11, fs=500, hr_bpm=110, pvc_rate=0.08, baseline_mv=0.5, mains_mv=0.1,
-                     noise_mv=0.03, burst_mv=0.2, burst_every_s=30.0)
+    spec = SynthSpec(
+        duration_s=900,
+        seed=11,
+        fs=500,
+        hr_bpm=110,
+        pvc_rate=0.08,
+        baseline_mv=0.5,
+        mains_mv=0.1,
+        noise_mv=0.03,
+        burst_mv=0.2,
+        burst_every_s=30.0,
+    )
     leads, truth, labels = generate(spec)
     x = leads["MLII"]
     both = detection_envelope(x, SegmentParams.defaults().in_samples(spec.fs), cpu.xp)

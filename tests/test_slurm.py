@@ -41,8 +41,9 @@ def cluster_check(env: dict | None = None, user: str | None = None) -> subproces
     cmd = ["bash", str(CLUSTER), "check"]
     if user:
         cmd = ["runuser", "-u", user, "--", *cmd]
-    return subprocess.run(cmd, env={**os.environ, **(env or {})}, capture_output=True, text=True, check=False,
-                          timeout=60)
+    return subprocess.run(
+        cmd, env={**os.environ, **(env or {})}, capture_output=True, text=True, check=False, timeout=60
+    )
 
 
 def cluster_unavailable() -> str | None:
@@ -65,15 +66,17 @@ def cluster():
     env = {**os.environ, "BEATFLOW_SLURM_STATE": str(STATE)}
     previous = os.environ.get("SLURM_CONF")
     try:
-        start = subprocess.run(["bash", str(CLUSTER), "start"], env=env, capture_output=True, text=True,
-                               check=False, timeout=600)
+        start = subprocess.run(
+            ["bash", str(CLUSTER), "start"], env=env, capture_output=True, text=True, check=False, timeout=600
+        )
         print(start.stdout, start.stderr, sep="\n")
         assert start.returncode == 0, f"cluster.sh start failed:\n{start.stdout}\n{start.stderr}"
         os.environ["SLURM_CONF"] = str(STATE / "etc" / "slurm.conf")
         yield STATE
     finally:
-        stop = subprocess.run(["bash", str(CLUSTER), "stop"], env=env, capture_output=True, text=True,
-                              check=False, timeout=120)
+        stop = subprocess.run(
+            ["bash", str(CLUSTER), "stop"], env=env, capture_output=True, text=True, check=False, timeout=120
+        )
         print(stop.stdout, stop.stderr, sep="\n")
         if previous is None:
             os.environ.pop("SLURM_CONF", None)
@@ -106,17 +109,25 @@ def submissions(log: str) -> list[dict]:
         assert comment, call
         calls.setdefault(comment.groups(), []).append(call.split(" --wrap=")[0])
     out = []
-    submitted = (r"has been submitted with SLURM jobid (\d+) "
-                 r"\(log: \S*/slurm_logs/rule_(\w+)/(?:([\w.-]+)/)?\d+\.log\)")
+    submitted = (
+        r"has been submitted with SLURM jobid (\d+) "
+        r"\(log: \S*/slurm_logs/rule_(\w+)/(?:([\w.-]+)/)?\d+\.log\)"
+    )
     for jobid, rule, record in re.findall(submitted, log):
-        out.append({"rule": rule, "record": record or None, "call": calls[(rule, record or None)].pop(0),
-                    "jobid": jobid})
+        out.append(
+            {"rule": rule, "record": record or None, "call": calls[(rule, record or None)].pop(0), "jobid": jobid}
+        )
     assert not any(calls.values()), f"sbatch calls without a job id: {calls}"
     return out
 
 
-SQUEUE = ["squeue", "-t", "all", "-O",
-          "JobID:8,Partition:11,State:11,tres-per-job:18,NumCPUs:6,MinMemory:11,Comment:40"]
+SQUEUE = [
+    "squeue",
+    "-t",
+    "all",
+    "-O",
+    "JobID:8,Partition:11,State:11,tres-per-job:18,NumCPUs:6,MinMemory:11,Comment:40",
+]
 
 
 def cluster_evidence(path: Path) -> dict[str, dict]:
@@ -124,8 +135,10 @@ def cluster_evidence(path: Path) -> dict[str, dict]:
     ``path``, and the squeue rows returned by job id."""
     squeue = subprocess.run(SQUEUE, capture_output=True, text=True, check=False)
     sacct = subprocess.run(["sacct", "-X"], capture_output=True, text=True, check=False)
-    text = (f"$ {' '.join(SQUEUE)}\n{squeue.stdout}{squeue.stderr}"
-            f"$ sacct -X   (rc {sacct.returncode})\n{sacct.stdout}{sacct.stderr}")
+    text = (
+        f"$ {' '.join(SQUEUE)}\n{squeue.stdout}{squeue.stderr}"
+        f"$ sacct -X   (rc {sacct.returncode})\n{sacct.stdout}{sacct.stderr}"
+    )
     path.write_text(text)
     print(text)
     assert squeue.returncode == 0, squeue.stderr
@@ -179,7 +192,8 @@ def test_workflow_runs_through_slurm(slurm_run):
     jobs = submissions(log)
     assert len(jobs) == len(GPU_RULES | CPU_RULES) * len(RECORDS)  # each job once: no retries
     assert {(j["rule"], j["record"]) for j in jobs} == {
-        (rule, record) for rule in GPU_RULES | CPU_RULES for record in RECORDS}
+        (rule, record) for rule in GPU_RULES | CPU_RULES for record in RECORDS
+    }
     for job in jobs:
         call = job["call"]
         if job["rule"] in GPU_RULES:
@@ -193,8 +207,15 @@ def test_workflow_runs_through_slurm(slurm_run):
     # every submitted job is known to SLURM (no accounting: squeue keeps finished jobs for MinJobAge)
     assert_known_to_slurm(jobs, squeue)
     for record in RECORDS:
-        check_record(run / "results" / record, leads=LEADS, fs=FS, duration_s=DURATION_S, epochs=EPOCHS,
-                     min_auroc=MIN_AUROC, labels=LABEL_FLOORS)
+        check_record(
+            run / "results" / record,
+            leads=LEADS,
+            fs=FS,
+            duration_s=DURATION_S,
+            epochs=EPOCHS,
+            min_auroc=MIN_AUROC,
+            labels=LABEL_FLOORS,
+        )
         assert re.search(r"backend: (cpu|gpu)", (run / "logs" / record / "train.log").read_text())
 
 
@@ -209,23 +230,34 @@ def test_segment_edit_resubmits_only_segment_and_downstream(slurm_run):
     assert_known_to_slurm(jobs, squeue)
     submitted = {(j["rule"], j["record"]) for j in jobs}
     assert len(jobs) == len(submitted)  # each once: no retries
-    assert submitted == {(rule, record) for rule in ("segment", "embed", "train", "score", "plot", "holter", "holter_report",
-                                                              "evaluate")
-                         for record in RECORDS}
+    assert submitted == {
+        (rule, record)
+        for rule in ("segment", "embed", "train", "score", "plot", "holter", "holter_report", "evaluate")
+        for record in RECORDS
+    }
     for record in RECORDS:
-        check_record(run / "results" / record, leads=LEADS, fs=FS, duration_s=DURATION_S, epochs=EPOCHS,
-                     min_auroc=MIN_AUROC, labels=LABEL_FLOORS)
+        check_record(
+            run / "results" / record,
+            leads=LEADS,
+            fs=FS,
+            duration_s=DURATION_S,
+            epochs=EPOCHS,
+            min_auroc=MIN_AUROC,
+            labels=LABEL_FLOORS,
+        )
 
 
 def test_parsing_the_workflow_imports_no_gpu_library(tmp_path):
     """What a login node does (parse + plan, through the SLURM profile) must not import a GPU library."""
     run = copy_project(tmp_path)
-    cmd = [sys.executable, "-X", "importtime", "-m", "snakemake", "--profile", "workflow/profiles/slurm",
-           "--dry-run"]
+    cmd = [sys.executable, "-X", "importtime", "-m", "snakemake", "--profile", "workflow/profiles/slurm", "--dry-run"]
     result = subprocess.run(cmd, cwd=run, capture_output=True, text=True, check=False, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    imported = {line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines()
-                if line.startswith("import time:") and "|" in line}
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
     assert {"snakemake", "pandas"} <= imported  # the import-time log was captured
     found = sorted(name for name in imported for lib in GPU_LIBRARIES if name == lib or name.startswith(lib + "."))
     assert not found, f"parsing the workflow imported GPU libraries: {found}"
@@ -243,8 +275,10 @@ def test_cluster_check_refuses_a_real_etc_slurm(tmp_path):
         assert check.returncode == 1 and f"{etc}/slurm.conf exists and is not this test cluster's" in check.stderr
         (etc / "slurm.conf").unlink()
         (etc / "slurm.conf").symlink_to(tmp_path / "state" / "etc" / "slurm.conf")  # its own link, left over
-        assert cluster_check({"BEATFLOW_SLURM_ETC": str(etc), "BEATFLOW_SLURM_STATE": str(tmp_path / "state")}
-                             ).returncode == 0
+        assert (
+            cluster_check({"BEATFLOW_SLURM_ETC": str(etc), "BEATFLOW_SLURM_STATE": str(tmp_path / "state")}).returncode
+            == 0
+        )
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("runuser") is None, reason="needs root and runuser")

@@ -9,8 +9,15 @@ import pytest
 
 from beatflow.holter.summary import summary_from_beats
 from beatflow.io.tables import write_signal
-from beatflow.report.strips import (STRIP_S, draw_strips, select_events, strip_traces, strip_window, window_rate,
-                                    write_strips)
+from beatflow.report.strips import (
+    STRIP_S,
+    draw_strips,
+    select_events,
+    strip_traces,
+    strip_window,
+    window_rate,
+    write_strips,
+)
 
 FS = 250.0
 DURATION = 180.0
@@ -45,13 +52,27 @@ def beat_times():
 
 def make_scores(t, classes):
     n = len(t)
-    scores = pd.DataFrame({"beat": np.arange(n), "peak": np.round(t * FS).astype(np.int64), "time_s": t,
-                           "split": "test", "score": 0.1, "anomaly": False, "reason": "", "class": classes,
-                           "family": np.where(classes == "V", 1, 0)})
+    scores = pd.DataFrame(
+        {
+            "beat": np.arange(n),
+            "peak": np.round(t * FS).astype(np.int64),
+            "time_s": t,
+            "split": "test",
+            "score": 0.1,
+            "anomaly": False,
+            "reason": "",
+            "class": classes,
+            "family": np.where(classes == "V", 1, 0),
+        }
+    )
     # known anomalous beats: the top morphology one at 100.5 s (family 2), a weaker morphology one (family 1)
     # inside the V run, the top rhythm one at 170 s (family 0)
-    for time, score, reason, family in ((100.5, 9.0, "morphology", 2), (30.8, 4.0, "morphology", 1),
-                                        (170.0, 3.0, "rhythm", 0), (110.5, 1.5, "rhythm", 0)):
+    for time, score, reason, family in (
+        (100.5, 9.0, "morphology", 2),
+        (30.8, 4.0, "morphology", 1),
+        (170.0, 3.0, "rhythm", 0),
+        (110.5, 1.5, "rhythm", 0),
+    ):
         i = int(np.argmin(np.abs(t - time)))
         scores.loc[i, ["score", "anomaly", "reason", "family"]] = [score, True, reason, family]
     return scores
@@ -101,8 +122,17 @@ def test_events_of_a_known_record(record):
     assert [r["start_s"] for r in summary["ventricular"]["runs"]] == [30.0, 70.5]  # the summary saw both runs
     events = select_events(summary, scores)
     kinds = [e.kind for e in events]
-    assert kinds == ["v_run_longest", "v_run_fastest", "pause_longest", "minute_fastest", "minute_slowest",
-                     "af_onset", "beat", "beat", "beat"]
+    assert kinds == [
+        "v_run_longest",
+        "v_run_fastest",
+        "pause_longest",
+        "minute_fastest",
+        "minute_slowest",
+        "af_onset",
+        "beat",
+        "beat",
+        "beat",
+    ]
     assert [e.number for e in events] == list(range(1, 10))
     by = {k: e for k, e in zip(kinds, events) if k != "beat"}
     assert by["v_run_longest"].at_s == 30.0 and by["v_run_longest"].details["beats"] == 5
@@ -163,15 +193,16 @@ def test_traces_are_the_signal_band_passed(record):
     assert t[0] == pytest.approx(ev.start_s) and len(t) == int(STRIP_S * FS)
     assert list(traces) == ["MLII", "V1"]
     k = int(np.argmin(np.abs(t - 35.5)))  # an N beat: a 1.5 mV R wave, the offset of V1 filtered out
-    assert 1.0 < traces["MLII"][k - 3:k + 4].max() < 1.6
-    assert -0.8 < traces["V1"][k - 3:k + 4].min() < -0.5
+    assert 1.0 < traces["MLII"][k - 3 : k + 4].max() < 1.6
+    assert -0.8 < traces["V1"][k - 3 : k + 4].min() < -0.5
     assert abs(np.median(traces["V1"])) < 0.05
 
 
 def test_write_strips_png_and_json(record, tmp_path):
     d, summary, scores = record
-    events = write_strips("syn", summary, scores, d / "signal.parquet", tmp_path / "strips.png",
-                          tmp_path / "strips.json")
+    events = write_strips(
+        "syn", summary, scores, d / "signal.parquet", tmp_path / "strips.png", tmp_path / "strips.json"
+    )
     png = (tmp_path / "strips.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     from PIL import Image

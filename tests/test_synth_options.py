@@ -21,21 +21,37 @@ def _runs(labels: np.ndarray) -> list[tuple[int, int]]:
 
 def test_defaults_draw_nothing_extra():
     base = SynthSpec(duration_s=300, seed=4)
-    explicit = SynthSpec(duration_s=300, seed=4, bigeminy_runs=0.0, pause_rate=0.0, min_coupling_s=0.0,
-                         pvc_coupling_s=None, pac_coupling_s=None, pause_label="N")
+    explicit = SynthSpec(
+        duration_s=300,
+        seed=4,
+        bigeminy_runs=0.0,
+        pause_rate=0.0,
+        min_coupling_s=0.0,
+        pvc_coupling_s=None,
+        pac_coupling_s=None,
+        pause_label="N",
+    )
     (a, pa, la), (b, pb, lb) = generate(base), generate(explicit)
     assert np.array_equal(pa, pb) and np.array_equal(la, lb)
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
 def test_bigeminy_runs_alternate_normal_and_ventricular_beats():
-    spec = SynthSpec(duration_s=1800, hr_bpm=75, pvc_rate=0, pac_rate=0, aberrant_rate=0,
-                     bigeminy_runs=20, bigeminy_beats=(5, 8), seed=2)
+    spec = SynthSpec(
+        duration_s=1800,
+        hr_bpm=75,
+        pvc_rate=0,
+        pac_rate=0,
+        aberrant_rate=0,
+        bigeminy_runs=20,
+        bigeminy_beats=(5, 8),
+        seed=2,
+    )
     _, peaks, labels = generate(spec)
     runs = _runs(labels)
     assert len(runs) >= 5
     for start, stop in runs:
-        assert "".join(labels[start:stop + 1]).startswith("NVNVNV")
+        assert "".join(labels[start : stop + 1]).startswith("NVNVNV")
         assert 5 <= (stop - start) // 2 <= 8
     assert (labels == "V").sum() == sum((stop - start) // 2 for start, stop in runs)
     v = np.flatnonzero(labels == "V")
@@ -56,8 +72,17 @@ def test_pauses_last_1_5_to_3_seconds():
 
 
 def test_the_beat_after_a_pause_is_drawn_as_a_sinus_beat():
-    spec = SynthSpec(duration_s=600, hr_bpm=75, pause_rate=0.02, pause_label="P", noise_mv=0, burst_mv=0,
-                     baseline_mv=0, mains_mv=0, seed=3)
+    spec = SynthSpec(
+        duration_s=600,
+        hr_bpm=75,
+        pause_rate=0.02,
+        pause_label="P",
+        noise_mv=0,
+        burst_mv=0,
+        baseline_mv=0,
+        mains_mv=0,
+        seed=3,
+    )
     leads, peaks, labels = generate(spec)
     x = leads["MLII"]
     r = {lab: np.median(x[peaks[labels == lab]]) for lab in ("N", "P")}
@@ -72,8 +97,15 @@ def test_pause_label_defaults_to_normal():
 
 
 def test_absolute_coupling_reaches_250_ms():
-    spec = SynthSpec(duration_s=1200, hr_bpm=70, pvc_rate=0.05, pac_rate=0.05,
-                     pvc_coupling_s=(0.25, 0.30), pac_coupling_s=(0.25, 0.30), seed=6)
+    spec = SynthSpec(
+        duration_s=1200,
+        hr_bpm=70,
+        pvc_rate=0.05,
+        pac_rate=0.05,
+        pvc_coupling_s=(0.25, 0.30),
+        pac_coupling_s=(0.25, 0.30),
+        seed=6,
+    )
     _, peaks, labels = generate(spec)
     for kind in "VA":
         i = np.flatnonzero(labels == kind)
@@ -84,8 +116,17 @@ def test_absolute_coupling_reaches_250_ms():
 
 
 def test_fractional_coupling_at_high_rate_with_a_floor():
-    spec = SynthSpec(duration_s=600, hr_bpm=150, hr_drift_bpm=20, pvc_rate=0.05, pac_rate=0.05,
-                     pvc_coupling=(0.3, 0.6), pac_coupling=(0.3, 0.6), min_coupling_s=0.25, seed=7)
+    spec = SynthSpec(
+        duration_s=600,
+        hr_bpm=150,
+        hr_drift_bpm=20,
+        pvc_rate=0.05,
+        pac_rate=0.05,
+        pvc_coupling=(0.3, 0.6),
+        pac_coupling=(0.3, 0.6),
+        min_coupling_s=0.25,
+        seed=7,
+    )
     _, peaks, labels = generate(spec)
     i = np.flatnonzero(np.isin(labels, ["V", "A"]))
     coupling = (peaks[i] - peaks[i - 1]) / spec.fs

@@ -17,8 +17,13 @@ from beatflow.synth import SynthSpec, generate
 def drop(peaks, strength, correlation, support=None):
     """Which of ``peaks`` the veto drops, with the default parameters."""
     peaks = np.asarray(peaks, dtype=np.int64)
-    kept = surviving(peaks, np.asarray(strength), np.asarray(correlation), SegmentParams.defaults(),
-                     None if support is None else np.asarray(support))
+    kept = surviving(
+        peaks,
+        np.asarray(strength),
+        np.asarray(correlation),
+        SegmentParams.defaults(),
+        None if support is None else np.asarray(support),
+    )
     return ~np.isin(peaks, kept)
 
 
@@ -83,12 +88,22 @@ def test_second_lead_confirms_only_when_it_shows_the_beat_shaped_peaks():
 
 def test_qrs_correlation_is_one_for_the_same_beat_and_low_for_noise():
     fs = 250.0
-    spec = SynthSpec(duration_s=60, fs=fs, seed=3, pvc_rate=0, pac_rate=0, aberrant_rate=0, baseline_mv=0,
-                     mains_mv=0, noise_mv=0, burst_mv=0)
+    spec = SynthSpec(
+        duration_s=60,
+        fs=fs,
+        seed=3,
+        pvc_rate=0,
+        pac_rate=0,
+        aberrant_rate=0,
+        baseline_mv=0,
+        mains_mv=0,
+        noise_mv=0,
+        burst_mv=0,
+    )
     leads, truth, _ = generate(spec)
     x = leads["MLII"].copy()
     noise_at = (truth[10] + truth[11]) // 2
-    x[noise_at - 3:noise_at + 4] += np.random.default_rng(0).standard_normal(7).astype(np.float32)
+    x[noise_at - 3 : noise_at + 4] += np.random.default_rng(0).standard_normal(7).astype(np.float32)
     peaks = np.sort(np.append(truth[5:-5], noise_at))
     correlation = qrs_correlation(qrs_band(x, fs, np), fs, peaks, np.ones(len(peaks)), np)
     beats = peaks != noise_at
@@ -123,16 +138,19 @@ def test_the_second_lead_drops_the_noise_the_rhythm_test_leaves(cpu):
     assert len(two) - found_two <= (len(one) - found_one) / 2
     assert found_two >= found_one
     off = np.random.default_rng(0).standard_normal(len(leads["V1"])).astype(np.float32)
-    np.testing.assert_array_equal(detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs),
-                                               cpu, second=off), one)
+    np.testing.assert_array_equal(
+        detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=off), one
+    )
 
 
 @pytest.mark.gpu
 def test_the_veto_keeps_the_same_peaks_on_the_gpu(cpu, gpu):
     leads = generate(MUSCLE)[0]
     x, second = leads["MLII"], leads["V1"]
-    on_gpu = detect_peaks(gpu.xp.asarray(x), SegmentParams.defaults().in_samples(MUSCLE.fs), gpu,
-                          second=gpu.xp.asarray(second))
+    on_gpu = detect_peaks(
+        gpu.xp.asarray(x), SegmentParams.defaults().in_samples(MUSCLE.fs), gpu, second=gpu.xp.asarray(second)
+    )
     assert isinstance(on_gpu, np.ndarray)  # host peaks: beat-sized
-    np.testing.assert_array_equal(on_gpu, detect_peaks(x, SegmentParams.defaults().in_samples(MUSCLE.fs), cpu,
-                                                       second=second))
+    np.testing.assert_array_equal(
+        on_gpu, detect_peaks(x, SegmentParams.defaults().in_samples(MUSCLE.fs), cpu, second=second)
+    )

@@ -24,7 +24,7 @@ from beatflow.config import validated
 from beatflow.job import Files, Job
 from beatflow.stage import execute
 from beatflow.worker import client
-from beatflow.worker.protocol import Channel, Run
+from beatflow.worker.protocol import Run
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm workers listen on Linux abstract sockets")
 
@@ -32,15 +32,27 @@ INGEST = {"max_gap_s": 1.0, "max_clipped_fraction": 0.05}
 
 
 def demo_job(out, rule="demo_record", seconds=60):
-    return Job(rule=rule, wildcards={}, input=Files(), log=Files([f"{out}.log"]),
-               output=Files([f"{out}.csv", f"{out}_truth.csv"], {"csv": f"{out}.csv", "truth": f"{out}_truth.csv"}),
-               params={"hours": seconds / 3600, "fs": 250.0, "seed": 4}, config={"device": "cpu"})
+    return Job(
+        rule=rule,
+        wildcards={},
+        input=Files(),
+        log=Files([f"{out}.log"]),
+        output=Files([f"{out}.csv", f"{out}_truth.csv"], {"csv": f"{out}.csv", "truth": f"{out}_truth.csv"}),
+        params={"hours": seconds / 3600, "fs": 250.0, "seed": 4},
+        config={"device": "cpu"},
+    )
 
 
 def ingest_job(path, out):
-    return Job(rule="ingest", wildcards={"record": "r1"}, input=Files([str(path)]), log=Files([f"{out}.log"]),
-               output=Files([f"{out}.parquet"]), params={"path": str(path), "fs": None, "leads": None,
-                                                        "ingest": INGEST}, config={"device": "cpu"})
+    return Job(
+        rule="ingest",
+        wildcards={"record": "r1"},
+        input=Files([str(path)]),
+        log=Files([f"{out}.log"]),
+        output=Files([f"{out}.parquet"]),
+        params={"path": str(path), "fs": None, "leads": None, "ingest": INGEST},
+        config={"device": "cpu"},
+    )
 
 
 def worker_pids(*logs) -> set[int]:
@@ -142,10 +154,11 @@ def hung_job(tmp_path, name="hung"):
 
 def rule_script(job) -> subprocess.Popen:
     """A rule's script running ``job`` (beatflow.stage.run_job) in its own process, as Snakemake starts it."""
-    code = ("import json, sys; from beatflow.job import Job; from beatflow.stage import run_job; "
-            "sys.exit(0 if run_job(Job.from_dict(json.loads(sys.argv[1]))) else 1)")
-    return subprocess.Popen([sys.executable, "-c", code, json.dumps(job.to_dict())], stderr=subprocess.PIPE,
-                            text=True)
+    code = (
+        "import json, sys; from beatflow.job import Job; from beatflow.stage import run_job; "
+        "sys.exit(0 if run_job(Job.from_dict(json.loads(sys.argv[1]))) else 1)"
+    )
+    return subprocess.Popen([sys.executable, "-c", code, json.dumps(job.to_dict())], stderr=subprocess.PIPE, text=True)
 
 
 def worker_of(job, timeout_s=60.0) -> int:
@@ -281,8 +294,13 @@ def test_workers_stay_off_where_snakemake_deploys_the_jobs_software():
     from beatflow.worker.session import why_not
 
     def workflow(methods=(), local=True, touch=False):
-        return NS(local_exec=local, remote_exec=False, touch=touch, dryrun=False,
-                  deployment_settings=NS(deployment_method=set(methods)))
+        return NS(
+            local_exec=local,
+            remote_exec=False,
+            touch=touch,
+            dryrun=False,
+            deployment_settings=NS(deployment_method=set(methods)),
+        )
 
     assert why_not(workflow()) is None
     assert "conda" in why_not(workflow(["conda"]))
@@ -294,14 +312,17 @@ def test_workers_stay_off_where_snakemake_deploys_the_jobs_software():
 def test_an_abandoned_write_is_removed_and_never_renamed(tmp_path):
     from beatflow.io.atomic import abandon_pending, atomic_path
 
-    code = ("import sys, threading; from pathlib import Path; from beatflow.io.atomic import *\n"
-            "out = Path(sys.argv[1])\n"
-            "with atomic_path(out) as tmp:\n"
-            "    tmp.write_text('half')\n"
-            "    print(abandon_pending(), flush=True)\n"  # another thread would do this; then the process exits
-            "    threading.Timer(1.0, lambda: __import__('os')._exit(0)).start()\n")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.json")], capture_output=True, text=True,
-                         timeout=30)
+    code = (
+        "import sys, threading; from pathlib import Path; from beatflow.io.atomic import *\n"
+        "out = Path(sys.argv[1])\n"
+        "with atomic_path(out) as tmp:\n"
+        "    tmp.write_text('half')\n"
+        "    print(abandon_pending(), flush=True)\n"  # another thread would do this; then the process exits
+        "    threading.Timer(1.0, lambda: __import__('os')._exit(0)).start()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "a.json")], capture_output=True, text=True, timeout=30
+    )
     assert ".a." in out.stdout and list(tmp_path.iterdir()) == []  # the temporary removed, no rename after
     with atomic_path(tmp_path / "b.json") as tmp:  # in this process, nothing was abandoned
         tmp.write_text("{}")
@@ -334,11 +355,20 @@ def test_report_workers_retire_before_they_grow(demo_run, tmp_path, monkeypatch)
     config = validated(yaml.safe_load((demo_run / "config" / "config.yaml").read_text()))
     try:
         for i in range(25):
-            outputs = {f"{fig}_{ext}": str(tmp_path / f"plots{i}" / f"{fig}.{ext}")
-                       for fig in ("latent", "trace", "lengths", "gallery") for ext in ("html", "png")}
-            job = Job("plot", {"record": "demo"}, Files(list(inputs.values()), inputs),
-                      Files(list(outputs.values()), outputs), Files([str(tmp_path / f"plot{i}.log")]),
-                      {"segment": config["segment"]}, config)
+            outputs = {
+                f"{fig}_{ext}": str(tmp_path / f"plots{i}" / f"{fig}.{ext}")
+                for fig in ("latent", "trace", "lengths", "gallery")
+                for ext in ("html", "png")
+            }
+            job = Job(
+                "plot",
+                {"record": "demo"},
+                Files(list(inputs.values()), inputs),
+                Files(list(outputs.values()), outputs),
+                Files([str(tmp_path / f"plot{i}.log")]),
+                {"segment": config["segment"]},
+                config,
+            )
             assert client.submit(job, 0.1) == (True, None)
             if i + 1 == GROUPS["report"].max_jobs:  # the first worker retired: its successor listens, unasked
                 assert successor_listens(Run.current(), "report", 0, timeout_s=60.0)
@@ -364,9 +394,13 @@ def test_ctrl_c_during_train_then_an_immediate_rerun(tmp_path):
     config = work / "config" / "config.yaml"
     original = config.read_text()
     config.write_text(original + "train:\n  epochs: 600\n")  # a job that outlives the rerun
-    first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1"],
-                             cwd=work, start_new_session=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1"],
+        cwd=work,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     train_log = work / "logs" / "demo" / "train.log"
     deadline = time.monotonic() + 300
     while not (train_log.exists() and "epoch 1/600" in train_log.read_text()) and time.monotonic() < deadline:
@@ -375,8 +409,11 @@ def test_ctrl_c_during_train_then_an_immediate_rerun(tmp_path):
     os.killpg(first.pid, signal.SIGINT)  # Ctrl-C: the terminal signals Snakemake's foreground process group
     cancelled = time.monotonic()
     first.wait(timeout=60)
-    workers = {int(pid) for log in (work / ".snakemake" / "beatflow").glob(f"worker-{first.pid}-*.log")
-               for pid in re.findall(r"warm worker pid (\d+)", log.read_text())}
+    workers = {
+        int(pid)
+        for log in (work / ".snakemake" / "beatflow").glob(f"worker-{first.pid}-*.log")
+        for pid in re.findall(r"warm worker pid (\d+)", log.read_text())
+    }
     assert workers
     config.write_text(original)
     snakemake(work, "--rerun-incomplete")  # at once, as a user would
@@ -426,13 +463,16 @@ def test_the_gpu_warm_up_runs_the_rules_and_leaves_nothing(tmp_path, monkeypatch
 
 def test_with_workers_off_nothing_of_them_is_imported(monkeypatch, tmp_path):
     """A rule's script with BEATFLOW_WORKER=off (or no run of workers) runs the job without the worker layer."""
-    code = ("import json, sys; from beatflow.job import Job; from beatflow.stage import run_job; "
-            "ok = run_job(Job.from_dict(json.loads(sys.argv[1]))); "
-            "print(ok, sorted(m for m in sys.modules if m.split('.')[:2] == ['beatflow', 'worker']))")
+    code = (
+        "import json, sys; from beatflow.job import Job; from beatflow.stage import run_job; "
+        "ok = run_job(Job.from_dict(json.loads(sys.argv[1]))); "
+        "print(ok, sorted(m for m in sys.modules if m.split('.')[:2] == ['beatflow', 'worker']))"
+    )
     job = demo_job(tmp_path / "off")
     env = {**os.environ, "BEATFLOW_WORKER": "off", "BEATFLOW_WORKER_RUN": Run(1, secrets.token_hex(16)).environment()}
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(job.to_dict())], capture_output=True, text=True,
-                         env=env, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(job.to_dict())], capture_output=True, text=True, env=env, check=True
+    ).stdout
     assert out.strip() == "True []" and (tmp_path / "off.csv").exists()
 
 

@@ -78,8 +78,9 @@ def test_plots_exist(demo_run):
 
 def test_evaluation_on_demo_truth(demo_run):
     """Floors below what the CPU workflow reaches on the demo (docs/experiments.md §10)."""
-    e = check_evaluation(results(demo_run), min_detection=0.99, min_auroc=0.99,
-                         labels={"V": 0.99, "A": 0.99, "L": 0.99})
+    e = check_evaluation(
+        results(demo_run), min_detection=0.99, min_auroc=0.99, labels={"V": 0.99, "A": 0.99, "L": 0.99}
+    )
     assert e["per_label"]["V"]["flagged"] > 0.9 and e["per_label"]["A"]["flagged"] > 0.8
     assert e["normal_flagged"] < 0.01
 

@@ -24,8 +24,9 @@ def _schema() -> dict:
     import yaml
 
     if not SCHEMA.exists():
-        raise FileNotFoundError(f"the config schema {SCHEMA} is missing: beatflow runs from its checkout "
-                                "(pip install -e .)")
+        raise FileNotFoundError(
+            f"the config schema {SCHEMA} is missing: beatflow runs from its checkout (pip install -e .)"
+        )
     return yaml.safe_load(SCHEMA.read_text())
 
 

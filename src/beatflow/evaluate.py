@@ -62,9 +62,12 @@ def flag_figures(labels: np.ndarray, scores: np.ndarray, flagged: np.ndarray, la
     beats of the class over flagged beats of the class or ``N``)."""
     here, normal = labels == label, labels == "N"
     hits, false = int(flagged[here].sum()), int(flagged[normal].sum())
-    return {"detected": int(here.sum()), "auroc": auroc(scores[here], scores[normal]),
-            "flagged": float(flagged[here].mean()) if here.any() else None,
-            "flag_ppv": hits / (hits + false) if hits + false else None}
+    return {
+        "detected": int(here.sum()),
+        "auroc": auroc(scores[here], scores[normal]),
+        "flagged": float(flagged[here].mean()) if here.any() else None,
+        "flag_ppv": hits / (hits + false) if hits + false else None,
+    }
 
 
 def aami_class(labels: np.ndarray) -> np.ndarray:
@@ -97,8 +100,13 @@ def class_figures(reference: np.ndarray, classes: np.ndarray, ti: np.ndarray, di
         tp = int(((pair_ref == label) & (classes == label)).sum())
         classed = int(((classes == label) & ~np.isin(pair_ref, left_out)).sum())
         n = int((reference == label).sum())
-        out[label] = {"n": n, "tp": tp, "classed": classed, "se": tp / n if n else None,
-                      "ppv": tp / classed if classed else None}
+        out[label] = {
+            "n": n,
+            "tp": tp,
+            "classed": classed,
+            "se": tp / n if n else None,
+            "ppv": tp / classed if classed else None,
+        }
     normal = pair_ref == "N"
     out["normal_misclassified"] = float((classes[normal] != "N").mean()) if normal.any() else None
     out["normal_detected"] = int(normal.sum())
@@ -139,18 +147,29 @@ def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> di
     matched_scores = scores["score"].to_numpy()[matched]
     flagged = scores["anomaly"].to_numpy()[matched]
     normal = matched_scores[labels == "N"]
-    per_label = {lab: {"n": int((all_labels == lab).sum()), **flag_figures(labels, matched_scores, flagged, lab)}
-                 for lab in sorted(set(all_labels) - {"N"})}
+    per_label = {
+        lab: {"n": int((all_labels == lab).sum()), **flag_figures(labels, matched_scores, flagged, lab)}
+        for lab in sorted(set(all_labels) - {"N"})
+    }
     result = {
-        "tolerance_s": TOLERANCE_S, "n_true": len(true), "n_detected": len(detected),
-        "true_positives": tp, "false_positives": int(len(detected) - tp), "false_negatives": int(len(true) - tp),
-        "sensitivity": sens, "ppv": ppv, "f1": 2 * sens * ppv / (sens + ppv) if sens + ppv else 0.0,
+        "tolerance_s": TOLERANCE_S,
+        "n_true": len(true),
+        "n_detected": len(detected),
+        "true_positives": tp,
+        "false_positives": int(len(detected) - tp),
+        "false_negatives": int(len(true) - tp),
+        "sensitivity": sens,
+        "ppv": ppv,
+        "f1": 2 * sens * ppv / (sens + ppv) if sens + ppv else 0.0,
         "auroc": auroc(matched_scores[labels != "N"], normal),
         "normal_flagged": float(flagged[labels == "N"].mean()) if len(normal) else None,
         "normal_detected": len(normal),
         "per_label": per_label,
-        "excluded": {"reference_beats": int((~keep_true).sum()), "detected_beats": int((~keep_detected).sum()),
-                     "intervals_s": excluded_intervals_s(excluded, samples, detected_all, fs)},
+        "excluded": {
+            "reference_beats": int((~keep_true).sum()),
+            "detected_beats": int((~keep_detected).sum()),
+            "intervals_s": excluded_intervals_s(excluded, samples, detected_all, fs),
+        },
     }
     if "class" in scores:
         result["classes"] = class_figures(aami_class(all_labels), scores["class"].to_numpy()[keep_detected], ti, di)
@@ -159,9 +178,13 @@ def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> di
         for sym in sorted(set(all_symbols)):
             here = symbols == sym
             label = str(all_labels[all_symbols == sym][0])
-            by_symbol[sym] = {"class": label, "n": int((all_symbols == sym).sum()), "detected": int(here.sum()),
-                              "auroc": auroc(matched_scores[here], normal) if label != "N" else None,
-                              "flagged": float(flagged[here].mean()) if here.any() else None}
+            by_symbol[sym] = {
+                "class": label,
+                "n": int((all_symbols == sym).sum()),
+                "detected": int(here.sum()),
+                "auroc": auroc(matched_scores[here], normal) if label != "N" else None,
+                "flagged": float(flagged[here].mean()) if here.any() else None,
+            }
         result["per_symbol"] = by_symbol
     return result
 
@@ -176,6 +199,7 @@ def cohort_figures(evaluations: dict[str, dict], classes=("V", "S")) -> dict:
     sensitivity and +P against ``N`` and the AUROC's median and minimum over the records with at least
     ``CLASS_MIN_BEATS`` beats of it (records with paced beats left out); the median share of normal beats
     flagged; with beat classes, ``classes`` (:func:`cohort_class_figures`)."""
+
     def ratio(a, b):
         return a / b if b else None
 
@@ -185,26 +209,36 @@ def cohort_figures(evaluations: dict[str, dict], classes=("V", "S")) -> dict:
 
     rows = list(evaluations.values())
     tp, fp, fn = (sum(e[k] for e in rows) for k in ("true_positives", "false_positives", "false_negatives"))
-    out = {"records": len(rows), "detection": {
-        "true_positives": tp, "false_positives": fp, "false_negatives": fn,
-        "gross_sensitivity": ratio(tp, tp + fn), "gross_ppv": ratio(tp, tp + fp),
-        "average_sensitivity": average([e["sensitivity"] for e in rows]),
-        "average_ppv": average([e["ppv"] for e in rows]),
-        "min_f1": min((e["f1"] for e in rows), default=None),
-        "records_f1_below_0.99": sorted(r for r, e in evaluations.items() if e["f1"] < 0.99)}}
+    out = {
+        "records": len(rows),
+        "detection": {
+            "true_positives": tp,
+            "false_positives": fp,
+            "false_negatives": fn,
+            "gross_sensitivity": ratio(tp, tp + fn),
+            "gross_ppv": ratio(tp, tp + fp),
+            "average_sensitivity": average([e["sensitivity"] for e in rows]),
+            "average_ppv": average([e["ppv"] for e in rows]),
+            "min_f1": min((e["f1"] for e in rows), default=None),
+            "records_f1_below_0.99": sorted(r for r, e in evaluations.items() if e["f1"] < 0.99),
+        },
+    }
     unpaced = {r: e for r, e in evaluations.items() if not set(PACED) & set(e.get("per_symbol", {}))}
     flagged_normal = sum(round((e["normal_flagged"] or 0) * e["normal_detected"]) for e in unpaced.values())
     for label in classes:
         present = {r: e["per_label"][label] for r, e in unpaced.items() if label in e["per_label"]}
         hits = sum(round((c["flagged"] or 0) * c["detected"]) for c in present.values())
         enough = {r: c["auroc"] for r, c in present.items() if c["n"] >= CLASS_MIN_BEATS and c["auroc"] is not None}
-        out[label] = {"records": len(present), "beats": sum(c["n"] for c in present.values()),
-                      "gross_flag_sensitivity": ratio(hits, sum(c["detected"] for c in present.values())),
-                      "gross_flag_ppv": ratio(hits, hits + flagged_normal),
-                      "auroc_records": len(enough),
-                      "auroc_median": float(np.median(list(enough.values()))) if enough else None,
-                      "auroc_min": min(enough.values(), default=None),
-                      "auroc_lowest_record": min(enough, key=enough.get) if enough else None}
+        out[label] = {
+            "records": len(present),
+            "beats": sum(c["n"] for c in present.values()),
+            "gross_flag_sensitivity": ratio(hits, sum(c["detected"] for c in present.values())),
+            "gross_flag_ppv": ratio(hits, hits + flagged_normal),
+            "auroc_records": len(enough),
+            "auroc_median": float(np.median(list(enough.values()))) if enough else None,
+            "auroc_min": min(enough.values(), default=None),
+            "auroc_lowest_record": min(enough, key=enough.get) if enough else None,
+        }
     shares = [e["normal_flagged"] for e in unpaced.values() if e["normal_flagged"] is not None]
     out["normal_flagged_median"] = float(np.median(shares)) if shares else None
     out["normal_flagged_gross"] = ratio(flagged_normal, sum(e["normal_detected"] for e in unpaced.values()))
@@ -219,6 +253,7 @@ def cohort_class_figures(classes: dict[str, dict]) -> dict:
     gives them for VEB and SVEB: per class ``V`` and ``S`` the gross Se and +P (summed over records before
     dividing) and their averages over the records with such reference beats (Se) or such classed beats (+P);
     the median and gross share of reference N beats classed other than N; the summed confusion table."""
+
     def ratio(a, b):
         return a / b if b else None
 
@@ -228,15 +263,22 @@ def cohort_class_figures(classes: dict[str, dict]) -> dict:
         tp, n, classed = (sum(c[label][k] for c in rows) for k in ("tp", "n", "classed"))
         se = [c[label]["se"] for c in rows if c[label]["se"] is not None]
         ppv = [c[label]["ppv"] for c in rows if c[label]["ppv"] is not None]
-        out[label] = {"n": n, "tp": tp, "classed": classed, "gross_se": ratio(tp, n), "gross_ppv": ratio(tp, classed),
-                      "average_se": float(np.mean(se)) if se else None,
-                      "average_ppv": float(np.mean(ppv)) if ppv else None}
+        out[label] = {
+            "n": n,
+            "tp": tp,
+            "classed": classed,
+            "gross_se": ratio(tp, n),
+            "gross_ppv": ratio(tp, classed),
+            "average_se": float(np.mean(se)) if se else None,
+            "average_ppv": float(np.mean(ppv)) if ppv else None,
+        }
     shares = [c["normal_misclassified"] for c in rows if c["normal_misclassified"] is not None]
     wrong = sum(round(c["normal_misclassified"] * c["normal_detected"]) for c in rows if c["normal_detected"])
     out["normal_misclassified_median"] = float(np.median(shares)) if shares else None
     out["normal_misclassified_gross"] = ratio(wrong, sum(c["normal_detected"] for c in rows))
-    out["confusion"] = {r: {k: sum(c["confusion"][r][k] for c in rows) for k in rows[0]["confusion"][r]}
-                        for r in rows[0]["confusion"]}
+    out["confusion"] = {
+        r: {k: sum(c["confusion"][r][k] for c in rows) for k in rows[0]["confusion"][r]} for r in rows[0]["confusion"]
+    }
     return out
 
 

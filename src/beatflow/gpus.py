@@ -82,8 +82,10 @@ def share_devices(workflow, device: str) -> str | None:
         workflow.register_resource("gpu", sys.maxsize)
         return "no GPU in use: the GPU stages' jobs are limited by --cores only"
     workflow.register_resource("gpu", given.value * per_device)
-    return (f"up to {per_device} GPU jobs share each device ({len(devices)} visible): at most "
-            f"{given.value * per_device} at once for --resources gpu={given.value}")
+    return (
+        f"up to {per_device} GPU jobs share each device ({len(devices)} visible): at most "
+        f"{given.value * per_device} at once for --resources gpu={given.value}"
+    )
 
 
 def run_devices() -> list[str]:

@@ -71,10 +71,17 @@ class Job:
 
     @classmethod
     def from_snakemake(cls, smk) -> Job:
-        return cls(rule=smk.rule, wildcards=dict(smk.wildcards.items()), input=Files.from_namedlist(smk.input),
-                   output=Files.from_namedlist(smk.output), log=Files.from_namedlist(smk.log),
-                   params={name: _plain(value) for name, value in smk.params.items()}, config=_plain(smk.config),
-                   threads=int(smk.threads), gpus=int(getattr(getattr(smk, "resources", None), "gpu", 0) or 0))
+        return cls(
+            rule=smk.rule,
+            wildcards=dict(smk.wildcards.items()),
+            input=Files.from_namedlist(smk.input),
+            output=Files.from_namedlist(smk.output),
+            log=Files.from_namedlist(smk.log),
+            params={name: _plain(value) for name, value in smk.params.items()},
+            config=_plain(smk.config),
+            threads=int(smk.threads),
+            gpus=int(getattr(getattr(smk, "resources", None), "gpu", 0) or 0),
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -21,8 +21,7 @@ def ingest(job: Job) -> None:
 
     backend = select_backend(job.device, needs=("cudf",))
     p = IngestParams.from_config(job.par.ingest)
-    run(job.record, {"path": job.par.path}, {"signal": job.output[0]}, p, backend, fs=job.par.fs,
-        leads=job.par.leads)
+    run(job.record, {"path": job.par.path}, {"signal": job.output[0]}, p, backend, fs=job.par.fs, leads=job.par.leads)
 
 
 def segment(job: Job) -> None:
@@ -31,8 +30,7 @@ def segment(job: Job) -> None:
     from beatflow.detect.segment import segment as run
 
     backend = select_backend(job.device, needs=("numba.cuda",))
-    run(job.record, files(job.input), {"beats": job.output[0]}, SegmentParams.from_config(job.par.segment),
-        backend)
+    run(job.record, files(job.input), {"beats": job.output[0]}, SegmentParams.from_config(job.par.segment), backend)
 
 
 def embed(job: Job) -> None:
@@ -41,8 +39,7 @@ def embed(job: Job) -> None:
     from beatflow.embed.rows import embed as run
 
     backend = select_backend(job.device, needs=("kvikio", "numba.cuda"))
-    run(job.record, files(job.input), {"embedding": job.output[0]}, EmbedParams.from_config(job.par.embed),
-        backend)
+    run(job.record, files(job.input), {"embedding": job.output[0]}, EmbedParams.from_config(job.par.embed), backend)
 
 
 def train(job: Job) -> None:
@@ -51,8 +48,7 @@ def train(job: Job) -> None:
     from beatflow.learn.train import train as run
 
     backend = select_backend(job.device, needs=("kvikio", "torch"))
-    run(job.record, files(job.input), {"model": job.output[0]}, TrainParams.from_config(job.par.train),
-        backend)
+    run(job.record, files(job.input), {"model": job.output[0]}, TrainParams.from_config(job.par.train), backend)
 
 
 def score(job: Job) -> None:
@@ -86,8 +82,16 @@ def holter_report(job: Job) -> None:
     from beatflow.report.pages import write_record_report
 
     evaluation = job.input.evaluation  # a list: one file with truth, none without
-    write_record_report(job.record, job.input.holter, job.input.scores, job.input.signal, job.output.page,
-                        job.output.strips_png, job.output.strips_json, evaluation[0] if evaluation else None)
+    write_record_report(
+        job.record,
+        job.input.holter,
+        job.input.scores,
+        job.input.signal,
+        job.output.page,
+        job.output.strips_png,
+        job.output.strips_json,
+        evaluation[0] if evaluation else None,
+    )
 
 
 def evaluate(job: Job) -> None:
@@ -101,11 +105,14 @@ def cohort(job: Job) -> None:
 
     records, stages = job.par.records, job.par.stages
     benchmarks = iter(job.input.benchmarks)  # expand(): record-major, then stage
-    inputs = {record: {"scores": scores, "signal": signal, "benchmarks": {s: next(benchmarks) for s in stages}}
-              for record, scores, signal in zip(records, job.input.scores, job.input.signals, strict=True)}
+    inputs = {
+        record: {"scores": scores, "signal": signal, "benchmarks": {s: next(benchmarks) for s in stages}}
+        for record, scores, signal in zip(records, job.input.scores, job.input.signals, strict=True)
+    }
     evaluations = dict(zip(job.par.truth_records, job.input.evaluations, strict=True))
-    write_cohort(records, inputs, job.output.summary, Path(job.output.png).with_suffix(""), evaluations,
-                 job.output.evaluation)
+    write_cohort(
+        records, inputs, job.output.summary, Path(job.output.png).with_suffix(""), evaluations, job.output.evaluation
+    )
 
 
 def cohort_report(job: Job) -> None:
@@ -122,5 +129,20 @@ def demo_record(job: Job) -> None:
     write_record(spec, job.output.csv, job.output.truth)
 
 
-RULES = {f.__name__: f for f in (ingest, segment, embed, train, score, plot, holter, holter_report, evaluate, cohort,
-                                  cohort_report, demo_record)}
+RULES = {
+    f.__name__: f
+    for f in (
+        ingest,
+        segment,
+        embed,
+        train,
+        score,
+        plot,
+        holter,
+        holter_report,
+        evaluate,
+        cohort,
+        cohort_report,
+        demo_record,
+    )
+}

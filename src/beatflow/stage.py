@@ -55,8 +55,9 @@ def setup_logging(log_path: str | None = None, echo: logging.Handler | None = No
     handlers: list[logging.Handler] = [echo or logging.StreamHandler(sys.stderr)]
     if log_path:
         handlers.append(logging.FileHandler(log_path, mode="a" if append else "w"))
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers,
-                        force=True)
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True
+    )
     logging.captureWarnings(True)
     log.setLevel(logging.INFO)  # beatflow's own progress; libraries stay at WARNING
 
@@ -71,8 +72,13 @@ def process_age_s() -> float:
         return float("nan")
 
 
-def execute(job: Job, echo: logging.Handler | None = None, client: tuple[int, float] | None = None,
-            where: str = "", note: str | None = None) -> bool:
+def execute(
+    job: Job,
+    echo: logging.Handler | None = None,
+    client: tuple[int, float] | None = None,
+    where: str = "",
+    note: str | None = None,
+) -> bool:
     """Run ``job``'s stage here; False (after logging the message) when it raised a :class:`BeatflowError`.
 
     Parameters

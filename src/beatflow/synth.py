@@ -23,16 +23,27 @@ LEADS = ("MLII", "V1")
 # Waves per beat kind: (name, centre in s from the R peak, width in s, amplitude per lead in mV).
 # The T wave centre is scaled by sqrt(RR) (Bazett); P is absent in V beats.
 WAVES = {
-    "N": [("P", -0.20, 0.025, (0.15, 0.08)), ("Q", -0.028, 0.010, (-0.12, -0.05)),
-          ("R", 0.0, 0.011, (1.10, 0.55)), ("S", 0.028, 0.010, (-0.28, -0.60)),
-          ("T", 0.26, 0.060, (0.32, 0.18))],
-    "A": [("P", -0.16, 0.020, (-0.12, 0.10)), ("Q", -0.028, 0.010, (-0.12, -0.05)),
-          ("R", 0.0, 0.011, (1.10, 0.55)), ("S", 0.028, 0.010, (-0.28, -0.60)),
-          ("T", 0.26, 0.060, (0.30, 0.18))],
-    "V": [("R", 0.0, 0.035, (1.40, -0.90)), ("S", 0.070, 0.035, (-0.45, 0.40)),
-          ("T", 0.30, 0.080, (-0.40, 0.30))],
-    "L": [("P", -0.22, 0.025, (0.15, 0.08)), ("R", 0.0, 0.028, (1.00, -0.50)),
-          ("S", 0.055, 0.025, (-0.35, 0.35)), ("T", 0.30, 0.070, (-0.25, 0.20))],
+    "N": [
+        ("P", -0.20, 0.025, (0.15, 0.08)),
+        ("Q", -0.028, 0.010, (-0.12, -0.05)),
+        ("R", 0.0, 0.011, (1.10, 0.55)),
+        ("S", 0.028, 0.010, (-0.28, -0.60)),
+        ("T", 0.26, 0.060, (0.32, 0.18)),
+    ],
+    "A": [
+        ("P", -0.16, 0.020, (-0.12, 0.10)),
+        ("Q", -0.028, 0.010, (-0.12, -0.05)),
+        ("R", 0.0, 0.011, (1.10, 0.55)),
+        ("S", 0.028, 0.010, (-0.28, -0.60)),
+        ("T", 0.26, 0.060, (0.30, 0.18)),
+    ],
+    "V": [("R", 0.0, 0.035, (1.40, -0.90)), ("S", 0.070, 0.035, (-0.45, 0.40)), ("T", 0.30, 0.080, (-0.40, 0.30))],
+    "L": [
+        ("P", -0.22, 0.025, (0.15, 0.08)),
+        ("R", 0.0, 0.028, (1.00, -0.50)),
+        ("S", 0.055, 0.025, (-0.35, 0.35)),
+        ("T", 0.30, 0.070, (-0.25, 0.20)),
+    ],
 }
 
 
@@ -91,8 +102,11 @@ def rr_series(spec: SynthSpec, rng: np.random.Generator) -> tuple[np.ndarray, np
     phase = rng.uniform(0, 2 * np.pi, 3)
     bigeminy_left = 0  # ventricular beats still to come in the current bigeminy run
     while t < spec.duration_s - 0.5:
-        hr = (spec.hr_bpm + spec.hr_drift_bpm * np.sin(2 * np.pi * t / 600 + phase[0])
-              + 0.3 * spec.hr_drift_bpm * np.sin(2 * np.pi * t / 97 + phase[1]))
+        hr = (
+            spec.hr_bpm
+            + spec.hr_drift_bpm * np.sin(2 * np.pi * t / 600 + phase[0])
+            + 0.3 * spec.hr_drift_bpm * np.sin(2 * np.pi * t / 97 + phase[1])
+        )
         rr = 60.0 / hr * (1 + 0.03 * np.sin(2 * np.pi * 0.25 * t + phase[2]) + 0.01 * rng.standard_normal())
         u = rng.uniform()
         previous_normal = bool(labels) and labels[-1] in ("N", spec.pause_label)
@@ -144,8 +158,9 @@ def _render_waves(n: int, fs: float, beat_times, labels, rr, lead: int) -> np.nd
 
 def _noise(n: int, spec: SynthSpec, rng: np.random.Generator) -> np.ndarray:
     t = np.arange(n) / spec.fs
-    wander = spec.baseline_mv * (np.sin(2 * np.pi * 0.2 * t + rng.uniform(0, 6.3))
-                                 + 0.7 * np.sin(2 * np.pi * 0.05 * t + rng.uniform(0, 6.3)))
+    wander = spec.baseline_mv * (
+        np.sin(2 * np.pi * 0.2 * t + rng.uniform(0, 6.3)) + 0.7 * np.sin(2 * np.pi * 0.05 * t + rng.uniform(0, 6.3))
+    )
     mains = spec.mains_mv * np.sin(2 * np.pi * spec.mains_hz * t + rng.uniform(0, 6.3))
     white = spec.noise_mv * rng.standard_normal(n)
     bursts = np.zeros(n)
@@ -205,8 +220,10 @@ def main(argv=None) -> None:
     a = p.parse_args(argv)
     write_record(SynthSpec(duration_s=a.hours * 3600, fs=a.fs, seed=a.seed), a.csv, a.truth)
     if a.sheet:
-        a.sheet.write_text("record\tpath\tfs\tleads\ttruth\n"
-                           f"{a.csv.name.split('.')[0]}\t{a.csv}\t{a.fs:g}\t{','.join(LEADS)}\t{a.truth}\n")
+        a.sheet.write_text(
+            "record\tpath\tfs\tleads\ttruth\n"
+            f"{a.csv.name.split('.')[0]}\t{a.csv}\t{a.fs:g}\t{','.join(LEADS)}\t{a.truth}\n"
+        )
 
 
 if __name__ == "__main__":

@@ -73,8 +73,7 @@ def _select(t, value, slope, refractory, t_wave, init_rr):
             else:
                 npk = LEARN * v + (1 - LEARN) * npk
             continue
-        t_wave_like = (last >= 0 and t[i] - t[last] < t_wave and slope[i] < T_SLOPE * slope[last]
-                       and v < value[last])
+        t_wave_like = last >= 0 and t[i] - t[last] < t_wave and slope[i] < T_SLOPE * slope[last] and v < value[last]
         mean_rr = rr.mean()
         # search-back: the interval up to this peak is long and holds a peak above half the threshold
         if last >= 0 and best >= 0 and t[i] - t[last] > SEARCH_BACK_RR * mean_rr and value[best] >= thr / 2:

@@ -13,7 +13,6 @@ from beatflow.dsp.wavelet import ricker_bank
 MEDIAN_BLOCKS = 7  # the threshold follows the median block maximum over ±7 blocks (≈ ±14 s by default)
 
 
-
 def wavelet_responses(x, fs: float, widths_s, xp, work_bytes: int | None = None):
     """Convolutions of ``x`` with the Ricker wavelet at each of ``widths_s``: ``[widths, n]`` float32, by FFT in
     bounded memory, one transform of ``x`` for every width; the ends are reflected (zero padding would turn a
@@ -24,7 +23,7 @@ def wavelet_responses(x, fs: float, widths_s, xp, work_bytes: int | None = None)
 def _rolling_median(values, k: int, xp):
     padded = xp.pad(values, k, mode="edge")
     n = values.shape[0]
-    return xp.median(xp.stack([padded[i:i + n] for i in range(2 * k + 1)]), axis=0)
+    return xp.median(xp.stack([padded[i : i + n] for i in range(2 * k + 1)]), axis=0)
 
 
 def polarity_and_reference(r, block: int, xp):

@@ -11,7 +11,8 @@ weighting of two noisy measurements of one quantity does. The noise levels are i
 block centres, so the fused envelope has no steps, and it is formed a chunk at a time (no full-length
 temporaries). Each envelope counts up to ``CAP`` (a typical beat, 1), so a sharp artefact in one lead (an electrode pop,
 ten times a QRS complex) does not outvote a beat in both: with magnitude envelopes, the first lead's Ricker
-side lobes beside a beat are positive, and at 2 a pop within the NMS window of a beat won over it. A peak of the fused envelope is moved to the first lead's
+side lobes beside a beat are positive, and at 2 a pop within the NMS window of a beat won over it. A peak of
+the fused envelope is moved to the first lead's
 largest response within ``SNAP_S`` and kept if that response is at least a floor (the caller's: half the
 detection threshold): beats stay aligned on the first lead, as the records sheet's contract says, and the
 first lead must show something there.
@@ -32,11 +33,13 @@ def block_noise(envelope, block: int, xp):
     n = envelope.shape[0]
     n_full = n // block
     step = block * max(1, CHUNK // block)  # whole blocks, about CHUNK samples at a time: bounded temporaries
-    noise = [xp.median(xp.abs(envelope[i:min(i + step, n_full * block)].reshape(-1, block)), axis=1)
-             for i in range(0, n_full * block, step)]
+    noise = [
+        xp.median(xp.abs(envelope[i : min(i + step, n_full * block)].reshape(-1, block)), axis=1)
+        for i in range(0, n_full * block, step)
+    ]
     centres = xp.arange(n_full, dtype=xp.float64) * block + block / 2
     if n > n_full * block:
-        noise.append(xp.median(xp.abs(envelope[n_full * block:]))[None])
+        noise.append(xp.median(xp.abs(envelope[n_full * block :]))[None])
         centres = xp.concatenate([centres, xp.asarray([(n_full * block + n) / 2], dtype=xp.float64)])
     return xp.concatenate(noise), centres
 
@@ -50,10 +53,10 @@ def fused_envelope(first, second, fs: float, xp):
     out = xp.empty_like(first)
     for i in range(0, first.shape[0], CHUNK):
         at = xp.arange(i, min(i + CHUNK, first.shape[0]), dtype=xp.float64)
-        w1, w2 = (1 / (xp.interp(at, centres, n) ** 2 + NOISE_FLOOR ** 2) for n in (n1, n2))
+        w1, w2 = (1 / (xp.interp(at, centres, n) ** 2 + NOISE_FLOOR**2) for n in (n1, n2))
         share = (w1 / (w1 + w2)).astype(xp.float32)
-        a1, a2 = xp.minimum(first[i:i + CHUNK], CAP), xp.minimum(second[i:i + CHUNK], CAP)
-        out[i:i + CHUNK] = a2 + share * (a1 - a2)
+        a1, a2 = xp.minimum(first[i : i + CHUNK], CAP), xp.minimum(second[i : i + CHUNK], CAP)
+        out[i : i + CHUNK] = a2 + share * (a1 - a2)
     return out
 
 

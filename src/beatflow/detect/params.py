@@ -49,9 +49,15 @@ class SegmentParams(FromConfig):
 
     def in_samples(self, fs: float) -> SegmentSamples:
         """These parameters at sampling rate ``fs`` (Hz), the windows converted to samples once."""
-        return SegmentSamples(self, float(fs), nms_half=self.nms_half(fs), block=self.block(fs),
-                              pre_peak=round(self.pre_peak_s * fs), min_rr=self.min_rr_s * fs,
-                              max_rr=self.max_rr_s * fs)
+        return SegmentSamples(
+            self,
+            float(fs),
+            nms_half=self.nms_half(fs),
+            block=self.block(fs),
+            pre_peak=round(self.pre_peak_s * fs),
+            min_rr=self.min_rr_s * fs,
+            max_rr=self.max_rr_s * fs,
+        )
 
 
 @dataclass(frozen=True)

@@ -129,13 +129,15 @@ def beats_table(peaks: np.ndarray, n_samples: int, s: SegmentSamples):
     length = np.diff(peaks, append=n_samples)
     in_range = (length >= s.min_rr) & (length <= s.max_rr)
     complete = (start >= 0) & (np.arange(len(peaks)) < len(peaks) - 1)
-    return pd.DataFrame({
-        "beat": np.arange(len(peaks), dtype=np.int64),
-        "peak": peaks.astype(np.int64),
-        "start": np.maximum(start, 0).astype(np.int64),
-        "length": length.astype(np.int64),
-        "kept": in_range & complete,
-    })
+    return pd.DataFrame(
+        {
+            "beat": np.arange(len(peaks), dtype=np.int64),
+            "peak": peaks.astype(np.int64),
+            "start": np.maximum(start, 0).astype(np.int64),
+            "length": length.astype(np.int64),
+            "kept": in_range & complete,
+        }
+    )
 
 
 def beats_metadata(p: SegmentParams) -> dict[str, str]:
@@ -146,8 +148,7 @@ def beats_metadata(p: SegmentParams) -> dict[str, str]:
     return {name: repr(float(getattr(p, name))) for name in BEATS_METADATA}
 
 
-def segment(record: str, inputs: dict, outputs: dict, p: SegmentParams, backend,
-            work_bytes: int | None = None) -> None:
+def segment(record: str, inputs: dict, outputs: dict, p: SegmentParams, backend, work_bytes: int | None = None) -> None:
     """Detect the beats of one record and write ``beats.parquet``.
 
     Parameters
@@ -178,20 +179,35 @@ def segment(record: str, inputs: dict, outputs: dict, p: SegmentParams, backend,
     x, second = signals[leads[0]], signals.get(leads[1]) if len(leads) > 1 else None
     duration = x.shape[0] / fs
     if duration < 4 * p.max_rr_s:
-        raise BeatflowError(f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s",
-                            record=record, path=str(signal_path))
+        raise BeatflowError(
+            f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s",
+            record=record,
+            path=str(signal_path),
+        )
     s = p.in_samples(fs)
     try:
         peaks = detect_peaks(x, s, backend, work_bytes, second)
     except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
-        raise BeatflowError(f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples "
-                            f"({x.nbytes / 1e9:.1f} GB per lead): run this record with device: cpu or on a "
-                            "GPU with more memory", record=record, path=str(signal_path)) from exc
+        raise BeatflowError(
+            f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples "
+            f"({x.nbytes / 1e9:.1f} GB per lead): run this record with device: cpu or on a "
+            "GPU with more memory",
+            record=record,
+            path=str(signal_path),
+        ) from exc
     if len(peaks) < 3:
-        raise BeatflowError(f"found {len(peaks)} beat(s) in lead {leads[0]!r}: flat line or no ECG?",
-                            record=record, path=str(signal_path))
+        raise BeatflowError(
+            f"found {len(peaks)} beat(s) in lead {leads[0]!r}: flat line or no ECG?",
+            record=record,
+            path=str(signal_path),
+        )
     table = beats_table(peaks, x.shape[0], s)
     write_frame(table, outputs["beats"], beats_metadata(p))
-    log.info("segment %s: %d beats (%d kept), mean heart rate %.1f bpm, lead %s", record, len(table),
-             int(table.kept.sum()), 60 * (len(peaks) - 1) / ((peaks[-1] - peaks[0]) / fs), leads[0])
-
+    log.info(
+        "segment %s: %d beats (%d kept), mean heart rate %.1f bpm, lead %s",
+        record,
+        len(table),
+        int(table.kept.sum()),
+        60 * (len(peaks) - 1) / ((peaks[-1] - peaks[0]) / fs),
+        leads[0],
+    )

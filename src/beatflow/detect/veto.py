@@ -119,7 +119,10 @@ def vetoed(peaks, strength, suspects, reference, max_merged, max_strength):
         a, b = before[i], after[i]
         if a < 0 or b >= n:
             continue
-        if strength[i] < max_strength * min(strength[a], strength[b]) and peaks[b] - peaks[a] < max_merged * reference[k]:
+        if (
+            strength[i] < max_strength * min(strength[a], strength[b])
+            and peaks[b] - peaks[a] < max_merged * reference[k]
+        ):
             drop[i] = True
             after[a], before[b] = b, a
     return drop
@@ -147,8 +150,14 @@ def second_lead_confirms(support: np.ndarray | None, correlation: np.ndarray, p)
     return shaped.shape[0] >= 10 and float(np.quantile(shaped, 0.05)) >= 2 * p.veto_support
 
 
-def surviving(peaks: np.ndarray, strength: np.ndarray, correlation: np.ndarray, p,
-              support: np.ndarray | None = None, recurring: np.ndarray | None = None) -> np.ndarray:
+def surviving(
+    peaks: np.ndarray,
+    strength: np.ndarray,
+    correlation: np.ndarray,
+    p,
+    support: np.ndarray | None = None,
+    recurring: np.ndarray | None = None,
+) -> np.ndarray:
     """The peaks (host int64) the veto keeps, from host arrays: ``strength`` is the envelope at each peak,
     ``correlation`` its :func:`qrs_correlation` and ``support`` the second lead's there (None: no second
     lead); ``p`` has the ``veto_*`` parameters."""

@@ -37,8 +37,10 @@ def _fft_pair(xp):
     if xp is np:
         import scipy.fft
 
-        return (lambda a, n: scipy.fft.rfft(a, n=n, axis=-1, workers=-1),
-                lambda a, n: scipy.fft.irfft(a, n=n, axis=-1, workers=-1))
+        return (
+            lambda a, n: scipy.fft.rfft(a, n=n, axis=-1, workers=-1),
+            lambda a, n: scipy.fft.irfft(a, n=n, axis=-1, workers=-1),
+        )
     return (lambda a, n: xp.fft.rfft(a, n=n, axis=-1), lambda a, n: xp.fft.irfft(a, n=n, axis=-1))
 
 
@@ -53,7 +55,7 @@ def _reflected(x, first: int, last: int, xp):
     """Samples ``first .. last-1`` of ``x`` extended by reflection: a view inside the recording; past its ends
     only the reflected head and tail are gathered."""
     n = x.shape[0]
-    middle = x[max(first, 0):min(last, n)]
+    middle = x[max(first, 0) : min(last, n)]
     if first >= 0 and last <= n:
         return middle
     head = x[_reflected_index(n, first, min(last, 0), xp)]
@@ -108,6 +110,6 @@ def _place(blocks, result, start: int, step: int) -> None:
     n = result.shape[1]
     whole = min(blocks.shape[1], (n - start) // step)
     for row, filtered in zip(result, blocks):  # a 1-D slice reshapes to a view, so this writes into result
-        row[start:start + whole * step].reshape(whole, step)[...] = filtered[:whole]
+        row[start : start + whole * step].reshape(whole, step)[...] = filtered[:whole]
     if whole < blocks.shape[1]:
-        result[:, start + whole * step:] = blocks[:, whole, :n - start - whole * step]
+        result[:, start + whole * step :] = blocks[:, whole, : n - start - whole * step]

@@ -46,8 +46,7 @@ def embed_beats(x, starts, lengths, width: int, backend):
     return embed_cpu(x, starts, lengths, width)
 
 
-def embed(record: str, inputs: dict, outputs: dict, p: EmbedParams, backend,
-          work_bytes: int | None = None) -> None:
+def embed(record: str, inputs: dict, outputs: dict, p: EmbedParams, backend, work_bytes: int | None = None) -> None:
     """Embed the kept beats of one record and write ``embedding.npy``.
 
     Parameters
@@ -79,23 +78,37 @@ def embed(record: str, inputs: dict, outputs: dict, p: EmbedParams, backend,
     beats = read_frame(beats_path, columns=["start", "length", "kept"])
     kept = beats[beats["kept"]]
     if kept.empty:
-        raise BeatflowError("no beat passed length pruning (check segment.min_rr_s / max_rr_s)",
-                            record=record, path=str(beats_path))
+        raise BeatflowError(
+            "no beat passed length pruning (check segment.min_rr_s / max_rr_s)", record=record, path=str(beats_path)
+        )
     width = p.width(fs)
     low, high = band_hz
     span = len(band_pass_taps(fs, low, high)) / fs
     if not low < high or span >= 2 * next(iter(signals.values())).shape[0] / fs:
-        raise BeatflowError(f"embed.band_hz {list(band_hz)} needs low < high and a filter ({span:.1f} s) shorter "
-                            "than twice the recording", record=record, path=str(signal_path))
+        raise BeatflowError(
+            f"embed.band_hz {list(band_hz)} needs low < high and a filter ({span:.1f} s) shorter "
+            "than twice the recording",
+            record=record,
+            path=str(signal_path),
+        )
     try:
         x = band_pass(list(signals.values()), fs, *band_hz, backend.xp, work_bytes)
         rows = embed_beats(x, kept["start"].to_numpy(), kept["length"].to_numpy(), width, backend)
     except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
         gb = len(kept) * len(signals) * width * 4 / 1e9
-        raise BeatflowError(f"out of {backend.name.upper()} memory embedding {len(kept)} beats x {len(signals)} "
-                            f"lead(s) x {width} samples ({gb:.3g} GB): reduce embed.length_s, or run this record "
-                            "with device: cpu or on a GPU with more memory", record=record,
-                            path=str(signal_path)) from exc
+        raise BeatflowError(
+            f"out of {backend.name.upper()} memory embedding {len(kept)} beats x {len(signals)} "
+            f"lead(s) x {width} samples ({gb:.3g} GB): reduce embed.length_s, or run this record "
+            "with device: cpu or on a GPU with more memory",
+            record=record,
+            path=str(signal_path),
+        ) from exc
     arrays.save(outputs["embedding"], rows, backend.gpu)
-    log.info("embed %s: %d beats x %d channel(s) x %d samples (%.2f s)", record, rows.shape[0], rows.shape[1],
-             width, width / fs)
+    log.info(
+        "embed %s: %d beats x %d channel(s) x %d samples (%.2f s)",
+        record,
+        rows.shape[0],
+        rows.shape[1],
+        width,
+        width / fs,
+    )

@@ -27,8 +27,9 @@ def load_summary(path: Path) -> dict:
             from beatflow.holter.summary import summarise
 
             return summarise(path.name, scores, signal)
-        raise BeatflowError("no holter.json, nor scores.parquet and signal.parquet to compute it from",
-                            record=path.name, path=str(path))
+        raise BeatflowError(
+            "no holter.json, nor scores.parquet and signal.parquet to compute it from", record=path.name, path=str(path)
+        )
     if path.suffix == ".json":
         return json.loads(path.read_text())
     if path.exists():
@@ -52,7 +53,12 @@ def _ms(x) -> str:
 
 def ectopy_lines(part: dict, total: int, ventricular: bool) -> list[str]:
     runs = part["runs"]
-    lines = [f"total {total}", f"isolated {part['isolated']}", f"couplets {part['couplets']}", f"runs (≥ 3) {len(runs)}"]
+    lines = [
+        f"total {total}",
+        f"isolated {part['isolated']}",
+        f"couplets {part['couplets']}",
+        f"runs (≥ 3) {len(runs)}",
+    ]
     if runs:
         longest = max(runs, key=lambda r: r["beats"])
         lines.append(f"  longest {longest['beats']} beats{_at(longest['start_s'])}")
@@ -72,12 +78,20 @@ def report(s: dict) -> str:
     dur, ana = s["duration_s"] or 0.0, s["analysed_s"] or 0.0
     b = s["beats"]
     title = f"HOLTER SUMMARY — record {s['record']}"
-    out += [title, "=" * len(title),
-            f"Recorded {clock(dur)}   analysed {clock(ana)} ({100 * ana / dur if dur else 0:.1f} %)",
-            f"Beats {b['total']}:  N {b['N']}  S {b['S']}  V {b['V']}  F {b['F']}  Q {b['Q']}", ""]
+    out += [
+        title,
+        "=" * len(title),
+        f"Recorded {clock(dur)}   analysed {clock(ana)} ({100 * ana / dur if dur else 0:.1f} %)",
+        f"Beats {b['total']}:  N {b['N']}  S {b['S']}  V {b['V']}  F {b['F']}  Q {b['Q']}",
+        "",
+    ]
     hr = s["heart_rate"]
-    out += ["HEART RATE", f"  mean {_bpm(hr['mean_bpm'])}   minimum {_bpm(hr['min_bpm'])}{_at(hr['min_at_s'])}"
-            f"   maximum {_bpm(hr['max_bpm'])}{_at(hr['max_at_s'])}   (minute averages)", ""]
+    out += [
+        "HEART RATE",
+        f"  mean {_bpm(hr['mean_bpm'])}   minimum {_bpm(hr['min_bpm'])}{_at(hr['min_at_s'])}"
+        f"   maximum {_bpm(hr['max_bpm'])}{_at(hr['max_at_s'])}   (minute averages)",
+        "",
+    ]
     v = ectopy_lines(s["ventricular"], b["V"], True)
     sv = ectopy_lines(s["supraventricular"], b["S"], False)
     out.append(f"{'VENTRICULAR ECTOPY':<40}SUPRAVENTRICULAR ECTOPY")
@@ -102,14 +116,22 @@ def report(s: dict) -> str:
     out.append("")
     h = s["hrv"]
     pnn50 = "—" if h["pnn50"] is None else f"{100 * h['pnn50']:.1f} %"
-    out += ["HEART RATE VARIABILITY (NN intervals)",
-            f"  SDNN {_ms(h['sdnn_ms'])}   SDANN {_ms(h['sdann_ms'])}   SDNN index {_ms(h['sdnn_index_ms'])}   "
-            f"rMSSD {_ms(h['rmssd_ms'])}   pNN50 {pnn50}", ""]
+    out += [
+        "HEART RATE VARIABILITY (NN intervals)",
+        f"  SDNN {_ms(h['sdnn_ms'])}   SDANN {_ms(h['sdann_ms'])}   SDNN index {_ms(h['sdnn_index_ms'])}   "
+        f"rMSSD {_ms(h['rmssd_ms'])}   pNN50 {pnn50}",
+        "",
+    ]
     out += ["HOURLY", f"  {'from':>8} {'beats':>7} {'mean':>5} {'min':>5} {'max':>5} {'V':>6} {'S':>6} {'pauses':>6}"]
-    fmt = (lambda x: "—" if x is None else f"{x:.0f}")
+
+    def fmt(x):
+        return "—" if x is None else f"{x:.0f}"
+
     for row in s["hourly"]:
-        out.append(f"  {clock(row['start_s']):>8} {row['beats']:>7} {fmt(row['mean_bpm']):>5} {fmt(row['min_bpm']):>5} "
-                   f"{fmt(row['max_bpm']):>5} {row['V']:>6} {row['S']:>6} {row['pauses']:>6}")
+        out.append(
+            f"  {clock(row['start_s']):>8} {row['beats']:>7} {fmt(row['mean_bpm']):>5} {fmt(row['min_bpm']):>5} "
+            f"{fmt(row['max_bpm']):>5} {row['V']:>6} {row['S']:>6} {row['pauses']:>6}"
+        )
     if s.get("notes"):
         out += ["", "NOTES"] + [f"  - {n}" for n in s["notes"]]
     return "\n".join(out)

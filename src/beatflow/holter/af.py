@@ -45,21 +45,21 @@ from __future__ import annotations
 
 import numpy as np
 
-N_WINDOW = 8           # beats in the irregularity window
-GAMMA_S = 0.03         # pairwise RR difference that counts as irregular (s)
-ALPHA = 0.02           # exponential averager's smoothing factor
-DELTA = 2e-4           # bigeminy suppression threshold on B̄
-ETA = 0.725            # detection threshold on I (1/s)
-MIN_EPISODE_S = 30.0   # shortest AF episode reported
-PNN50_MIN = 0.5        # an episode's share of successive RR differences > 50 ms must reach this
-P_WAVE_MAX = 0.5       # an episode whose beats' P-wave consistency reaches this is not AF
+N_WINDOW = 8  # beats in the irregularity window
+GAMMA_S = 0.03  # pairwise RR difference that counts as irregular (s)
+ALPHA = 0.02  # exponential averager's smoothing factor
+DELTA = 2e-4  # bigeminy suppression threshold on B̄
+ETA = 0.725  # detection threshold on I (1/s)
+MIN_EPISODE_S = 30.0  # shortest AF episode reported
+PNN50_MIN = 0.5  # an episode's share of successive RR differences > 50 ms must reach this
+P_WAVE_MAX = 0.5  # an episode whose beats' P-wave consistency reaches this is not AF
 P_WINDOW_S = (0.30, 0.08)  # the P wave's window before the R peak (s)
 P_MIN_BEATS = 20
-P_TRIM = 0.7           # an episode's edge window of P_TRIM_BEATS beats with this P-wave consistency is trimmed
+P_TRIM = 0.7  # an episode's edge window of P_TRIM_BEATS beats with this P-wave consistency is trimmed
 P_TRIM_BEATS = 30
 P_TRIM_MIN_BEATS = 8
 P_MAX_BEATS = 300
-ECTOPIC = ("V", "F")   # classes whose intervals leave the RR series
+ECTOPIC = ("V", "F")  # classes whose intervals leave the RR series
 
 
 def median3(r: np.ndarray) -> np.ndarray:
@@ -84,12 +84,12 @@ def exponential_average(x: np.ndarray, alpha: float = ALPHA, block: int = 256) -
     xb[:n] = x
     xb = xb.reshape(nb, block)
     j = np.arange(block)
-    partial = alpha * beta ** j * np.cumsum(xb * beta ** (-j), axis=1)
+    partial = alpha * beta**j * np.cumsum(xb * beta ** (-j), axis=1)
     carry = np.empty(nb)
     prev = x[0]
     for k in range(nb):
         carry[k] = prev
-        prev = beta ** block * prev + partial[k, -1]
+        prev = beta**block * prev + partial[k, -1]
     y = partial + beta ** (j + 1)[None, :] * carry[:, None]
     return y.reshape(-1)[:n]
 
@@ -109,7 +109,7 @@ def irregularity(rm: np.ndarray, n: int = N_WINDOW, gamma: float = GAMMA_S) -> n
     w = np.lib.stride_tricks.sliding_window_view(padded, n)
     count = np.zeros(len(rm))
     for j in range(n - 1):
-        count += np.nansum(np.abs(w[:, j + 1:] - w[:, j:j + 1]) >= gamma, axis=1)
+        count += np.nansum(np.abs(w[:, j + 1 :] - w[:, j : j + 1]) >= gamma, axis=1)
     have = np.minimum(np.arange(1, len(rm) + 1), n)
     pairs = have * (have - 1) / 2.0
     m = np.divide(count, pairs, out=np.zeros(len(rm)), where=pairs > 0)
@@ -137,9 +137,15 @@ def detector_output(r: np.ndarray) -> np.ndarray:
     return np.where(b_smooth >= DELTA, i_ratio, b_smooth)
 
 
-def detect_af(time_s: np.ndarray, classes: np.ndarray | None = None, valid: np.ndarray | None = None,
-              min_episode_s: float = MIN_EPISODE_S, ectopic=ECTOPIC,
-              pnn50_min: float = PNN50_MIN, signal=None) -> list[tuple[float, float]]:
+def detect_af(
+    time_s: np.ndarray,
+    classes: np.ndarray | None = None,
+    valid: np.ndarray | None = None,
+    min_episode_s: float = MIN_EPISODE_S,
+    ectopic=ECTOPIC,
+    pnn50_min: float = PNN50_MIN,
+    signal=None,
+) -> list[tuple[float, float]]:
     """AF episodes from beat times and their classes (see the module docstring).
 
     Parameters
@@ -203,13 +209,14 @@ def rr_flags(t: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> tuple[np.ndarra
         flags_in = np.zeros(hi - lo, dtype=bool)
         starts, ends = _runs(af)
         for s, e in zip(starts, ends, strict=True):
-            flags_in[idx[s] - lo: idx[e - 1] - lo + 1] = True
+            flags_in[idx[s] - lo : idx[e - 1] - lo + 1] = True
         flags[lo:hi] = flags_in
     return flags, jump
 
 
-def gated_episodes(t: np.ndarray, flags: np.ndarray, jump: np.ndarray, min_episode_s: float,
-                   pnn50_min: float) -> list[tuple[int, int]]:
+def gated_episodes(
+    t: np.ndarray, flags: np.ndarray, jump: np.ndarray, min_episode_s: float, pnn50_min: float
+) -> list[tuple[int, int]]:
     """The runs of ``flags`` as ``(first beat, last beat)`` that last ``min_episode_s`` and whose share of
     ``jump`` reaches ``pnn50_min``."""
     starts, ends = _runs(flags)
@@ -221,13 +228,15 @@ def gated_episodes(t: np.ndarray, flags: np.ndarray, jump: np.ndarray, min_episo
     return episodes
 
 
-def p_wave_check(t: np.ndarray, classes, episodes: list[tuple[int, int]], signal,
-                 min_episode_s: float) -> list[tuple[int, int]]:
+def p_wave_check(
+    t: np.ndarray, classes, episodes: list[tuple[int, int]], signal, min_episode_s: float
+) -> list[tuple[int, int]]:
     """The episodes whose beats show no consistent P wave (below :data:`P_WAVE_MAX`), their edges trimmed
     (:func:`_trim_edges`), that still last ``min_episode_s``."""
     x, fs = signal()
-    supra = np.ones(len(t), dtype=bool) if classes is None else \
-        ~np.isin(np.asarray(classes).astype(str), ["V", "F", "Q"])
+    supra = (
+        np.ones(len(t), dtype=bool) if classes is None else ~np.isin(np.asarray(classes).astype(str), ["V", "F", "Q"])
+    )
     kept = []
     for s, e in episodes:
         if _p_wave(x, fs, t, supra, s, e, P_MIN_BEATS, None) >= P_WAVE_MAX:
@@ -241,11 +250,9 @@ def p_wave_check(t: np.ndarray, classes, episodes: list[tuple[int, int]], signal
 def _trim_edges(x, fs, t, supra, s: int, e: int) -> tuple[int, int]:
     """Trim an episode's edge windows of :data:`P_TRIM_BEATS` beats while they show P waves (:data:`P_TRIM`):
     sinus rhythm the smoothing carried into the episode."""
-    while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, s, s + P_TRIM_BEATS, P_TRIM_MIN_BEATS,
-                                           0.0) >= P_TRIM:
+    while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, s, s + P_TRIM_BEATS, P_TRIM_MIN_BEATS, 0.0) >= P_TRIM:
         s += P_TRIM_BEATS
-    while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, e - P_TRIM_BEATS, e, P_TRIM_MIN_BEATS,
-                                           0.0) >= P_TRIM:
+    while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, e - P_TRIM_BEATS, e, P_TRIM_MIN_BEATS, 0.0) >= P_TRIM:
         e -= P_TRIM_BEATS
     return s, e
 
@@ -282,7 +289,7 @@ def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beat
         samples = samples[np.linspace(0, len(samples) - 1, P_MAX_BEATS).astype(np.int64)]
     seg = np.asarray(x)[samples[:, None] + np.arange(-pre, post)[None, :]].astype(np.float64)
     sos = butter(2, [0.5, min(40.0, 0.45 * fs)], btype="band", fs=fs, output="sos")
-    seg = sosfiltfilt(sos, seg, axis=1)[:, pre - lo: pre - hi]
+    seg = sosfiltfilt(sos, seg, axis=1)[:, pre - lo : pre - hi]
     seg = seg - seg.mean(axis=1, keepdims=True)
     avg = seg.mean(axis=0)
     norms = np.linalg.norm(seg, axis=1) * np.linalg.norm(avg)

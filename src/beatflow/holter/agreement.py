@@ -49,8 +49,14 @@ def overlaps(a: list[tuple[float, float]], b: list[tuple[float, float]], tol: fl
 def match_figures(out: list, ref: list, tol: float = BEAT_TOLERANCE_S) -> dict:
     """``rxr``-like counts and ratios for two lists of ``(start_s, end_s)``."""
     found, true = overlaps(ref, out, tol), overlaps(out, ref, tol)
-    return {"reference": len(ref), "output": len(out), "found": found, "true": true,
-            "se": ratio(found, len(ref)), "ppv": ratio(true, len(out))}
+    return {
+        "reference": len(ref),
+        "output": len(out),
+        "found": found,
+        "true": true,
+        "se": ratio(found, len(ref)),
+        "ppv": ratio(true, len(out)),
+    }
 
 
 def _spans(items) -> list[tuple[float, float]]:
@@ -71,39 +77,58 @@ def agreement(output: dict, reference: dict) -> dict:
         ``record``, ``heart_rate``, ``ventricular``, ``supraventricular``, ``af``, ``pauses`` and ``hrv``, each
         with its counts and ratios.
     """
-    ectopy = {kind: ectopy_agreement(output[kind], reference[kind], kind == "ventricular")
-              for kind in ("ventricular", "supraventricular")}
+    ectopy = {
+        kind: ectopy_agreement(output[kind], reference[kind], kind == "ventricular")
+        for kind in ("ventricular", "supraventricular")
+    }
     p_o = [(p["start_s"], p["start_s"] + p["duration_s"]) for p in output["pauses"]]
     p_r = [(p["start_s"], p["start_s"] + p["duration_s"]) for p in reference["pauses"]]
     hrv = {}
     for key in HRV_KEYS:
         o, r = output["hrv"][key], reference["hrv"][key]
-        hrv[key] = {"reference": r, "output": o,
-                    "relative_error": None if o is None or r is None or r == 0 else round((o - r) / r, 4)}
-    return {"record": output.get("record"), "heart_rate": heart_rate_agreement(output, reference), **ectopy,
-            "af": af_agreement(output["af"], reference["af"]), "pauses": match_figures(p_o, p_r), "hrv": hrv}
+        hrv[key] = {
+            "reference": r,
+            "output": o,
+            "relative_error": None if o is None or r is None or r == 0 else round((o - r) / r, 4),
+        }
+    return {
+        "record": output.get("record"),
+        "heart_rate": heart_rate_agreement(output, reference),
+        **ectopy,
+        "af": af_agreement(output["af"], reference["af"]),
+        "pauses": match_figures(p_o, p_r),
+        "hrv": hrv,
+    }
 
 
 def heart_rate_agreement(output: dict, reference: dict) -> dict:
     """The mean rate's error and the minutes (rated in both) whose rates agree within
     :data:`MINUTE_TOLERANCE_BPM`."""
     hr_o, hr_r = output["heart_rate"], reference["heart_rate"]
-    mean_err = (hr_o["mean_bpm"] - hr_r["mean_bpm"]
-                if hr_o["mean_bpm"] is not None and hr_r["mean_bpm"] is not None else None)
+    mean_err = (
+        hr_o["mean_bpm"] - hr_r["mean_bpm"] if hr_o["mean_bpm"] is not None and hr_r["mean_bpm"] is not None else None
+    )
     ref_min = {m["start_s"]: m["bpm"] for m in hr_r["minutes"] if m["bpm"] is not None}
-    pairs = [(m["bpm"], ref_min[m["start_s"]]) for m in hr_o["minutes"]
-             if m["bpm"] is not None and m["start_s"] in ref_min]
+    pairs = [
+        (m["bpm"], ref_min[m["start_s"]]) for m in hr_o["minutes"] if m["bpm"] is not None and m["start_s"] in ref_min
+    ]
     within = sum(abs(o - r) <= MINUTE_TOLERANCE_BPM for o, r in pairs)
-    return {"mean_bpm_error": None if mean_err is None else round(mean_err, 2),
-            "minutes": len(pairs), "minutes_within": within, "minutes_within_share": ratio(within, len(pairs))}
+    return {
+        "mean_bpm_error": None if mean_err is None else round(mean_err, 2),
+        "minutes": len(pairs),
+        "minutes_within": within,
+        "minutes_within_share": ratio(within, len(pairs)),
+    }
 
 
 def ectopy_agreement(o: dict, r: dict, ventricular: bool) -> dict:
     """Runs and couplets matched by overlap, isolated beats counted (and bigeminy, trigeminy time when
     ``ventricular``), of one class's part of the output (``o``) and reference (``r``) summaries."""
-    out = {"runs": match_figures(_spans(o["runs"]), _spans(r["runs"])),
-           "couplets": match_figures(_spans(o.get("couplets_list", [])), _spans(r.get("couplets_list", []))),
-           "isolated": {"reference": r["isolated"], "output": o["isolated"]}}
+    out = {
+        "runs": match_figures(_spans(o["runs"]), _spans(r["runs"])),
+        "couplets": match_figures(_spans(o.get("couplets_list", [])), _spans(r.get("couplets_list", []))),
+        "isolated": {"reference": r["isolated"], "output": o["isolated"]},
+    }
     if ventricular:
         for key in ("bigeminy_s", "trigeminy_s"):
             out[key] = {"reference": r[key], "output": o[key]}
@@ -116,9 +141,16 @@ def af_agreement(af_out: dict, af_ref: dict) -> dict:
     af_r = merge_intervals(_spans(af_ref["episodes"]))
     ov = overlap_length(af_o, af_r)
     t_o, t_r = total_length(af_o), total_length(af_r)
-    return {**match_figures(af_o, af_r, 0.0), "reference_s": round(t_r, 2), "output_s": round(t_o, 2),
-            "overlap_s": round(ov, 2), "false_s": round(t_o - ov, 2), "duration_se": ratio(ov, t_r),
-            "duration_ppv": ratio(ov, t_o), "burden": {"reference": af_ref["burden"], "output": af_out["burden"]}}
+    return {
+        **match_figures(af_o, af_r, 0.0),
+        "reference_s": round(t_r, 2),
+        "output_s": round(t_o, 2),
+        "overlap_s": round(ov, 2),
+        "false_s": round(t_o - ov, 2),
+        "duration_se": ratio(ov, t_r),
+        "duration_ppv": ratio(ov, t_o),
+        "burden": {"reference": af_ref["burden"], "output": af_out["burden"]},
+    }
 
 
 def gross(agreements: list[dict]) -> dict:
@@ -136,6 +168,7 @@ def gross(agreements: list[dict]) -> dict:
     dict
         The gross figures, keyed as in :func:`agreement` (with ``records``).
     """
+
     def summed(path):
         parts = [a for a in agreements]
         for key in path:
@@ -153,10 +186,18 @@ def gross(agreements: list[dict]) -> dict:
         out[kind] = {"runs": summed((kind, "runs")), "couplets": summed((kind, "couplets"))}
     af = summed(("af",))
     ov, t_r, t_o = (sum(a["af"][k] for a in agreements) for k in ("overlap_s", "reference_s", "output_s"))
-    af.update({"reference_s": round(t_r, 2), "output_s": round(t_o, 2), "overlap_s": round(ov, 2),
-               "duration_se": ratio(ov, t_r), "duration_ppv": ratio(ov, t_o),
-               "false_s_without_reference_af": round(sum(a["af"]["output_s"] for a in agreements
-                                                        if a["af"]["reference_s"] == 0), 2)})
+    af.update(
+        {
+            "reference_s": round(t_r, 2),
+            "output_s": round(t_o, 2),
+            "overlap_s": round(ov, 2),
+            "duration_se": ratio(ov, t_r),
+            "duration_ppv": ratio(ov, t_o),
+            "false_s_without_reference_af": round(
+                sum(a["af"]["output_s"] for a in agreements if a["af"]["reference_s"] == 0), 2
+            ),
+        }
+    )
     out["af"] = af
     out["pauses"] = summed(("pauses",))
     out["hrv_median_abs_relative_error"] = {}

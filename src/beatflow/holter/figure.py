@@ -37,20 +37,37 @@ def heart_rate_plot(summary: dict):
     episodes = summary["af"]["episodes"]
     af = hv.VSpans([(e["start_s"] / 3600.0, e["end_s"] / 3600.0) for e in episodes], kdims=[x, y], label="AF/flutter")
     runs = {k: summary[k]["runs"] for k in ("ventricular", "supraventricular")}
-    v = hv.Scatter(([r["start_s"] / 3600.0 for r in runs["ventricular"]],
-                    [r["rate_bpm"] or np.nan for r in runs["ventricular"]]), x, y, label="V runs (≥ 3)")
-    s = hv.Scatter(([r["start_s"] / 3600.0 for r in runs["supraventricular"]],
-                    [r["rate_bpm"] or np.nan for r in runs["supraventricular"]]), x, y, label="S runs (≥ 3)")
-    v = v.opts(hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="bokeh"),
-               hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="matplotlib"))
-    s = s.opts(hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="^", backend="matplotlib"),
-               hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="triangle", backend="bokeh"))
+    v = hv.Scatter(
+        ([r["start_s"] / 3600.0 for r in runs["ventricular"]], [r["rate_bpm"] or np.nan for r in runs["ventricular"]]),
+        x,
+        y,
+        label="V runs (≥ 3)",
+    )
+    s = hv.Scatter(
+        (
+            [r["start_s"] / 3600.0 for r in runs["supraventricular"]],
+            [r["rate_bpm"] or np.nan for r in runs["supraventricular"]],
+        ),
+        x,
+        y,
+        label="S runs (≥ 3)",
+    )
+    v = v.opts(
+        hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="bokeh"),
+        hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="matplotlib"),
+    )
+    s = s.opts(
+        hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="^", backend="matplotlib"),
+        hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="triangle", backend="bokeh"),
+    )
     ticks = time_ticks(summary["duration_s"] or 60.0)
     hr = summary["heart_rate"]
     mean_txt = "—" if hr["mean_bpm"] is None else f"{hr['mean_bpm']:.0f}"
-    title = (f"{summary['record']}: heart rate (mean {mean_txt} bpm), {len(episodes)} AF episodes "
-             f"(burden {100 * (summary['af']['burden'] or 0):.1f} %), "
-             f"{len(runs['ventricular'])} V runs, {len(runs['supraventricular'])} S runs")
+    title = (
+        f"{summary['record']}: heart rate (mean {mean_txt} bpm), {len(episodes)} AF episodes "
+        f"(burden {100 * (summary['af']['burden'] or 0):.1f} %), "
+        f"{len(runs['ventricular'])} V runs, {len(runs['supraventricular'])} S runs"
+    )
     xlim = (0.0, max((summary["duration_s"] or 60.0) / 3600.0, 1 / 60))
     rates = np.concatenate([lo, hi, [r["rate_bpm"] for part in runs.values() for r in part if r["rate_bpm"]]])
     top = float(np.nanmax(rates)) if rates.size and np.isfinite(rates).any() else 120.0
@@ -62,11 +79,32 @@ def heart_rate_plot(summary: dict):
         hv.opts.Area(color="steelblue", alpha=0.3, linewidth=0, backend="matplotlib"),
         hv.opts.Curve(color="navy", line_width=1.5, backend="bokeh"),
         hv.opts.Curve(color="navy", linewidth=1.2, backend="matplotlib"),
-        hv.opts.Scatter(size=7, backend="bokeh"), hv.opts.Scatter(s=25, backend="matplotlib"),
-        hv.opts.Overlay(title=title, width=1100, height=360, xticks=ticks, xlim=xlim, legend_position="top_left",
-                        xlabel=x, ylabel=y, backend="bokeh"),
-        hv.opts.Overlay(title=title, aspect=3.5, fig_size=300, xticks=ticks, xlim=xlim, ylim=ylim, xlabel=x, ylabel=y,
-                        hooks=[_legend], backend="matplotlib"))
+        hv.opts.Scatter(size=7, backend="bokeh"),
+        hv.opts.Scatter(s=25, backend="matplotlib"),
+        hv.opts.Overlay(
+            title=title,
+            width=1100,
+            height=360,
+            xticks=ticks,
+            xlim=xlim,
+            legend_position="top_left",
+            xlabel=x,
+            ylabel=y,
+            backend="bokeh",
+        ),
+        hv.opts.Overlay(
+            title=title,
+            aspect=3.5,
+            fig_size=300,
+            xticks=ticks,
+            xlim=xlim,
+            ylim=ylim,
+            xlabel=x,
+            ylabel=y,
+            hooks=[_legend],
+            backend="matplotlib",
+        ),
+    )
 
 
 def _legend(plot, element) -> None:
@@ -74,11 +112,13 @@ def _legend(plot, element) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    handles = [Line2D([], [], color="navy", linewidth=1.2, label="per minute: mean"),
-               Patch(color="steelblue", alpha=0.3, label="per minute: slowest–fastest beat"),
-               Patch(color="orange", alpha=0.25, label="AF/flutter"),
-               Line2D([], [], color=CLASS_COLOURS["V"], marker="o", linestyle="", label="V runs (≥ 3), at their rate"),
-               Line2D([], [], color=CLASS_COLOURS["S"], marker="^", linestyle="", label="S runs (≥ 3), at their rate")]
+    handles = [
+        Line2D([], [], color="navy", linewidth=1.2, label="per minute: mean"),
+        Patch(color="steelblue", alpha=0.3, label="per minute: slowest–fastest beat"),
+        Patch(color="orange", alpha=0.25, label="AF/flutter"),
+        Line2D([], [], color=CLASS_COLOURS["V"], marker="o", linestyle="", label="V runs (≥ 3), at their rate"),
+        Line2D([], [], color=CLASS_COLOURS["S"], marker="^", linestyle="", label="S runs (≥ 3), at their rate"),
+    ]
     plot.handles["axis"].legend(handles=handles, loc="upper left", fontsize=8, ncols=3, framealpha=0.85)
 
 

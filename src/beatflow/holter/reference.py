@@ -18,8 +18,11 @@ AF_RHYTHMS = ("(AFIB", "(AFL")
 def rhythm_episodes(samples, symbols, aux, end_sample: int, rhythms=AF_RHYTHMS) -> list[tuple[int, int]]:
     """``[(start, end), …]`` sample intervals of the rhythms whose aux note starts with one of ``rhythms``:
     from their ``+`` annotation to the next ``+`` annotation (or ``end_sample``)."""
-    marks = [(int(s), (note or "").rstrip("\x00").strip()) for s, sym, note in zip(samples, symbols, aux, strict=True)
-             if sym == "+"]
+    marks = [
+        (int(s), (note or "").rstrip("\x00").strip())
+        for s, sym, note in zip(samples, symbols, aux, strict=True)
+        if sym == "+"
+    ]
     out = []
     for k, (sample, note) in enumerate(marks):
         if note.startswith(rhythms):
@@ -42,8 +45,9 @@ def read_reference(atr_path) -> dict:
         ann = wfdb.rdann(stem, extension)
         header = wfdb.rdheader(stem)
     except Exception as exc:  # wfdb raises ValueError, IndexError, FileNotFoundError, …
-        raise BeatflowError(f"cannot read the WFDB annotations or header: {type(exc).__name__}: {exc}",
-                            path=str(path)) from exc
+        raise BeatflowError(
+            f"cannot read the WFDB annotations or header: {type(exc).__name__}: {exc}", path=str(path)
+        ) from exc
     fs = float(header.fs)
     n_samples = int(header.sig_len)
     samples = np.asarray(ann.sample, dtype=np.int64)
@@ -51,10 +55,14 @@ def read_reference(atr_path) -> dict:
     aux = [(note or "").rstrip("\x00") for note in (ann.aux_note or [""] * len(samples))]
     beat = np.array([s in AAMI_CLASSES for s in symbols], dtype=bool)
     vf = vf_episodes(samples, symbols, aux)
-    return {"fs": fs, "duration_s": n_samples / fs, "time_s": samples[beat] / fs,
-            "classes": np.array([AAMI_CLASSES[s] for s in symbols[beat]], dtype=object).astype(str),
-            "af_s": [(s / fs, e / fs) for s, e in rhythm_episodes(samples, symbols, aux, n_samples)],
-            "vf_s": [(s / fs, min(e, n_samples) / fs) for s, e in vf]}
+    return {
+        "fs": fs,
+        "duration_s": n_samples / fs,
+        "time_s": samples[beat] / fs,
+        "classes": np.array([AAMI_CLASSES[s] for s in symbols[beat]], dtype=object).astype(str),
+        "af_s": [(s / fs, e / fs) for s, e in rhythm_episodes(samples, symbols, aux, n_samples)],
+        "vf_s": [(s / fs, min(e, n_samples) / fs) for s, e in vf],
+    }
 
 
 def reference_summary(atr_path, record: str | None = None) -> dict:
@@ -80,5 +88,6 @@ def reference_summary(atr_path, record: str | None = None) -> dict:
     """
     ref = read_reference(atr_path)
     record = record or Path(atr_path).stem
-    return summary_from_beats(record, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"],
-                              af_episodes=ref["af_s"])
+    return summary_from_beats(
+        record, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
+    )

@@ -4,7 +4,8 @@ atrial fibrillation and HRV from the beats' times and AAMI classes.
 Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
 
 - An RR interval joins two consecutive beats. It is *analysable* unless it touches a stretch of two or more
-  consecutive ``Q`` beats (paced or unclassifiable; an isolated Q beat still times its intervals), overlaps an excluded stretch (given: e.g. ventricular flutter/fibrillation in the reference),
+  consecutive ``Q`` beats (paced or unclassifiable; an isolated Q beat still times its intervals), overlaps
+  an excluded stretch (given: e.g. ventricular flutter/fibrillation in the reference),
   or is a gap of :data:`GAP_S` or more without beats (unreadable signal, not a pause). ``analysed_s`` is the
   duration less the union of the excluded stretches and the non-analysable intervals (and a leading or trailing
   beat-free stretch of ``GAP_S`` or more).
@@ -47,16 +48,17 @@ import numpy as np
 from beatflow.holter import af as af_module
 
 CLASSES = ("N", "S", "V", "F", "Q")
-GAP_S = 10.0              # an interval this long or longer is a beat-free gap (lead off), not a pause
+GAP_S = 10.0  # an interval this long or longer is a beat-free gap (lead off), not a pause
 PAUSE_S = 2.0
-SEGMENT_S = 300.0         # SDANN / SDNN index segments
-PAUSE_QRS_RATIO = 0.5     # a pause whose inside reaches this share of its flanking R waves holds a missed beat
-NN_EDIT = 0.2            # an NN interval further than this from its neighbours' median is left out of HRV
+SEGMENT_S = 300.0  # SDANN / SDNN index segments
+PAUSE_QRS_RATIO = 0.5  # a pause whose inside reaches this share of its flanking R waves holds a missed beat
+NN_EDIT = 0.2  # an NN interval further than this from its neighbours' median is left out of HRV
 NN_EDIT_WINDOW = 11
-MINUTE_COVERAGE = 0.5     # a minute counts for min/max heart rate when its intervals cover this share of it
+MINUTE_COVERAGE = 0.5  # a minute counts for min/max heart rate when its intervals cover this share of it
 
 
 # ---------------------------------------------------------------- helpers on intervals [start, end)
+
 
 def merge_intervals(intervals) -> list[tuple[float, float]]:
     """Union of ``[(start, end), …]`` as sorted disjoint intervals (empty ones dropped)."""
@@ -97,6 +99,7 @@ def _num(x, digits: int = 2):
 
 
 # ---------------------------------------------------------------- the parts of the summary
+
 
 def analysable(time_s: np.ndarray, classes: np.ndarray, excluded) -> np.ndarray:
     """``valid[i]`` for the interval from beat i to beat i+1 (see the module's definitions)."""
@@ -146,8 +149,15 @@ def minute_table(time_s, valid, duration_s: float) -> list[dict]:
     for m in range(n_min):
         if count[m]:
             part = splits[m]
-            rows.append({"start_s": 60.0 * m, "bpm": 60.0 * count[m] / total[m], "min_bpm": 60.0 / part.max(),
-                         "max_bpm": 60.0 / part.min(), "covered_s": float(total[m])})
+            rows.append(
+                {
+                    "start_s": 60.0 * m,
+                    "bpm": 60.0 * count[m] / total[m],
+                    "min_bpm": 60.0 / part.max(),
+                    "max_bpm": 60.0 / part.min(),
+                    "covered_s": float(total[m]),
+                }
+            )
         else:
             rows.append({"start_s": 60.0 * m, "bpm": None, "min_bpm": None, "max_bpm": None, "covered_s": 0.0})
     return rows
@@ -214,7 +224,7 @@ def hrv(time_s, classes, valid, duration_s: float) -> dict:
     succ = nn[:-1] & nn[1:]
     if succ.any():
         d = np.abs(np.diff(rr))[succ]
-        out["rmssd_ms"] = _num(np.sqrt(np.mean(d ** 2)))
+        out["rmssd_ms"] = _num(np.sqrt(np.mean(d**2)))
         out["pnn50"] = _num(np.mean(d > 50.0), 4)
     n_seg = int(duration_s // SEGMENT_S)
     seg = np.floor(time_s[1:] / SEGMENT_S).astype(np.int64)
@@ -252,6 +262,7 @@ def missed_beat_ratio(x: np.ndarray, fs: float, a: float, b: float) -> float:
 
 # ---------------------------------------------------------------- the summary
 
+
 def _sorted_beats(record: str, time_s, classes, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Beat times and classes as arrays in time order; a class outside :data:`CLASSES` becomes ``Q`` (noted)."""
     t = np.asarray(time_s, dtype=np.float64)
@@ -285,11 +296,22 @@ def heart_rate_section(t, valid, rr, duration_s: float, notes: list[str]) -> tup
     eligible = [m for m in minutes if _rated(m)]
     lo = min(eligible, key=lambda m: m["bpm"]) if eligible else None
     hi = max(eligible, key=lambda m: m["bpm"]) if eligible else None
-    heart_rate = {"mean_bpm": _num(mean_bpm, 1),
-                  "min_bpm": _num(lo["bpm"], 1) if lo else None, "min_at_s": lo["start_s"] if lo else None,
-                  "max_bpm": _num(hi["bpm"], 1) if hi else None, "max_at_s": hi["start_s"] if hi else None,
-                  "minutes": [{"start_s": m["start_s"], "bpm": _num(m["bpm"], 1), "min_bpm": _num(m["min_bpm"], 1),
-                               "max_bpm": _num(m["max_bpm"], 1)} for m in minutes]}
+    heart_rate = {
+        "mean_bpm": _num(mean_bpm, 1),
+        "min_bpm": _num(lo["bpm"], 1) if lo else None,
+        "min_at_s": lo["start_s"] if lo else None,
+        "max_bpm": _num(hi["bpm"], 1) if hi else None,
+        "max_at_s": hi["start_s"] if hi else None,
+        "minutes": [
+            {
+                "start_s": m["start_s"],
+                "bpm": _num(m["bpm"], 1),
+                "min_bpm": _num(m["min_bpm"], 1),
+                "max_bpm": _num(m["max_bpm"], 1),
+            }
+            for m in minutes
+        ],
+    }
     return heart_rate, minutes
 
 
@@ -300,14 +322,17 @@ def pauses_section(t, rr, valid, signal, notes: list[str]) -> list[dict]:
     if signal is not None and len(pause_idx):
         holds_beat = np.array([missed_beat_ratio(*signal(), t[i], t[i + 1]) >= PAUSE_QRS_RATIO for i in pause_idx])
         if holds_beat.any():
-            notes.append(f"{int(holds_beat.sum())} RR intervals of 2 s or more hold a QRS-like wave (a missed beat): "
-                         "not counted as pauses")
+            notes.append(
+                f"{int(holds_beat.sum())} RR intervals of 2 s or more hold a QRS-like wave (a missed beat): "
+                "not counted as pauses"
+            )
         pause_idx = pause_idx[~holds_beat]
     return [{"start_s": _num(t[i], 3), "duration_s": _num(rr[i], 3)} for i in pause_idx]
 
 
-def af_section(t, c, valid, duration_s: float, af_episodes, stretches, analysed_s: float, signal,
-               notes: list[str]) -> dict:
+def af_section(
+    t, c, valid, duration_s: float, af_episodes, stretches, analysed_s: float, signal, notes: list[str]
+) -> dict:
     """``holter.json``'s ``af``: the episodes (detected by :func:`beatflow.holter.af.detect_af` unless given)
     and the burden over the analysed time."""
     if af_episodes is None:
@@ -316,8 +341,10 @@ def af_section(t, c, valid, duration_s: float, af_episodes, stretches, analysed_
     af_s = total_length(episodes, 0.0, duration_s) - overlap_length(episodes, stretches)
     if af_s > 0 and analysed_s > 0 and af_s >= 0.9 * analysed_s:
         notes.append("atrial fibrillation all through: HRV is not sinus-rhythm HRV")
-    return {"episodes": [{"start_s": _num(s, 3), "end_s": _num(e, 3)} for s, e in episodes],
-            "burden": _num(af_s / analysed_s, 4) if analysed_s > 0 else None}
+    return {
+        "episodes": [{"start_s": _num(s, 3), "end_s": _num(e, 3)} for s, e in episodes],
+        "burden": _num(af_s / analysed_s, 4) if analysed_s > 0 else None,
+    }
 
 
 def ectopy_sections(t, c, excluded) -> tuple[dict, dict]:
@@ -334,8 +361,9 @@ def ectopy_sections(t, c, excluded) -> tuple[dict, dict]:
     return ventricular, class_runs(t, ce, "S")
 
 
-def hourly_table(t, c, rr, valid, minutes: list[dict], pauses: list[dict], duration_s: float,
-                 notes: list[str]) -> list[dict]:
+def hourly_table(
+    t, c, rr, valid, minutes: list[dict], pauses: list[dict], duration_s: float, notes: list[str]
+) -> list[dict]:
     """``holter.json``'s ``hourly``: one row per clock hour from the start (the last one may be partial)."""
     hourly = []
     n_hours = int(np.ceil(duration_s / 3600.0)) if duration_s > 0 else 0
@@ -347,16 +375,24 @@ def hourly_table(t, c, rr, valid, minutes: list[dict], pauses: list[dict], durat
         in_hour = (t >= h0) & (t < h1)
         rr_h = rr[valid & (end_t >= h0) & (end_t < h1)] if len(rr) else rr
         mins = [m["bpm"] for m in minutes if h0 <= m["start_s"] < h1 and _rated(m)]
-        hourly.append({"start_s": h0, "beats": int(in_hour.sum()),
-                       "mean_bpm": _num(60.0 / rr_h.mean(), 1) if len(rr_h) else None,
-                       "min_bpm": _num(min(mins), 1) if mins else None, "max_bpm": _num(max(mins), 1) if mins else None,
-                       "V": int((in_hour & (c == "V")).sum()), "S": int((in_hour & (c == "S")).sum()),
-                       "pauses": int(sum(h0 <= p["start_s"] < h1 for p in pauses))})
+        hourly.append(
+            {
+                "start_s": h0,
+                "beats": int(in_hour.sum()),
+                "mean_bpm": _num(60.0 / rr_h.mean(), 1) if len(rr_h) else None,
+                "min_bpm": _num(min(mins), 1) if mins else None,
+                "max_bpm": _num(max(mins), 1) if mins else None,
+                "V": int((in_hour & (c == "V")).sum()),
+                "S": int((in_hour & (c == "S")).sum()),
+                "pauses": int(sum(h0 <= p["start_s"] < h1 for p in pauses)),
+            }
+        )
     return hourly
 
 
-def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded=(), af_episodes=None,
-                       signal=None) -> dict:
+def summary_from_beats(
+    record: str, time_s, classes, duration_s: float, excluded=(), af_episodes=None, signal=None
+) -> dict:
     """The ``holter.json`` dict from beat times and AAMI classes (the module docstring defines each figure).
 
     Parameters
@@ -400,13 +436,24 @@ def summary_from_beats(record: str, time_s, classes, duration_s: float, excluded
     hrv_out = hrv(t, c, valid, duration_s)
     if len(t) and not (c == "N").any():
         notes.append("no N beats (paced or all ectopic): no HRV")
-    return {"record": record, "duration_s": _num(duration_s, 3), "analysed_s": _num(analysed_s, 3),
-            "beats": {"total": int(len(t)), **{k: int((c == k).sum()) for k in CLASSES}},
-            "heart_rate": heart_rate, "hourly": hourly, "ventricular": ventricular,
-            "supraventricular": supraventricular, "pauses": pauses, "af": af, "hrv": hrv_out, "notes": notes}
+    return {
+        "record": record,
+        "duration_s": _num(duration_s, 3),
+        "analysed_s": _num(analysed_s, 3),
+        "beats": {"total": int(len(t)), **{k: int((c == k).sum()) for k in CLASSES}},
+        "heart_rate": heart_rate,
+        "hourly": hourly,
+        "ventricular": ventricular,
+        "supraventricular": supraventricular,
+        "pauses": pauses,
+        "af": af,
+        "hrv": hrv_out,
+        "notes": notes,
+    }
 
 
 # ---------------------------------------------------------------- from the workflow's files
+
 
 def read_beats(record: str, scores_path) -> tuple[np.ndarray, np.ndarray]:
     """``(time_s, class)`` of every detected beat in ``scores.parquet``; a clear error naming the record when
@@ -420,8 +467,11 @@ def read_beats(record: str, scores_path) -> tuple[np.ndarray, np.ndarray]:
     names = set(read_schema(scores_path).names)
     missing = sorted({"time_s", "class"} - names)
     if missing:
-        raise BeatflowError(f"scores.parquet has no column {', '.join(missing)} (the beat classes are needed for "
-                            "the Holter summary)", record=record, path=str(scores_path))
+        raise BeatflowError(
+            f"scores.parquet has no column {', '.join(missing)} (the beat classes are needed for the Holter summary)",
+            record=record,
+            path=str(scores_path),
+        )
     try:
         table = pq.ParquetFile(scores_path).read(columns=["time_s", "class"], use_pandas_metadata=False)
     except (pa.ArrowException, OSError) as exc:
@@ -456,8 +506,10 @@ def first_lead(signal_path):
             column = pq.ParquetFile(signal_path).read(columns=leads[:1], use_pandas_metadata=False).column(0)
             # the chunks' value buffers as numpy (the lead has no nulls; to_numpy would import pandas)
             dtype = np.dtype(column.type.to_pandas_dtype())
-            parts = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * dtype.itemsize)
-                     for c in column.chunks]
+            parts = [
+                np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * dtype.itemsize)
+                for c in column.chunks
+            ]
             cache.append((np.concatenate(parts) if len(parts) != 1 else parts[0], fs))
         return cache[0]
 
@@ -493,8 +545,9 @@ def summarise(record: str, scores_path, signal_path, excluded=()) -> dict:
         When ``scores.parquet`` cannot be read or lacks a column.
     """
     time_s, classes = read_beats(record, scores_path)
-    return summary_from_beats(record, time_s, classes, record_duration_s(signal_path), excluded=excluded,
-                              signal=first_lead(signal_path))
+    return summary_from_beats(
+        record, time_s, classes, record_duration_s(signal_path), excluded=excluded, signal=first_lead(signal_path)
+    )
 
 
 def write_json(summary: dict, out_path) -> None:

@@ -23,7 +23,8 @@ def _header(shape, dtype) -> bytes:
 
     buf = io.BytesIO()
     np.lib.format.write_array_header_1_0(
-        buf, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": tuple(shape)})
+        buf, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": tuple(shape)}
+    )
     return buf.getvalue()
 
 
@@ -40,8 +41,9 @@ def read_header(path) -> tuple[tuple[int, ...], np.dtype, int]:
         raise BeatflowError(f"not a readable .npy file ({exc})", path=str(path)) from exc
     expected = offset + int(np.prod(shape)) * dtype.itemsize
     if fortran or path.stat().st_size != expected:
-        raise BeatflowError(f"truncated or corrupt .npy file ({path.stat().st_size} bytes, expected {expected})",
-                            path=str(path))
+        raise BeatflowError(
+            f"truncated or corrupt .npy file ({path.stat().st_size} bytes, expected {expected})", path=str(path)
+        )
     return shape, dtype, offset
 
 
@@ -93,5 +95,12 @@ def load(path, gpu: bool):
 
 def _log_io(verb: str, path, nbytes: int, seconds: float) -> None:
     rate = nbytes / seconds / 1e9 if seconds > 0 else float("inf")
-    log.info("kvikio %s %s: %.1f MB in %.3f s (%.2f GB/s), mode %s", verb, Path(path).name, nbytes / 1e6,
-             seconds, rate, io_mode())
+    log.info(
+        "kvikio %s %s: %.1f MB in %.3f s (%.2f GB/s), mode %s",
+        verb,
+        Path(path).name,
+        nbytes / 1e6,
+        seconds,
+        rate,
+        io_mode(),
+    )

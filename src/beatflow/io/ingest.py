@@ -156,9 +156,16 @@ class IngestParams(FromConfig):
     max_clipped_fraction: float
 
 
-
-def ingest(record: str, inputs: dict, outputs: dict, p: IngestParams, backend, *, fs: float | None = None,
-           leads: list[str] | None = None) -> None:
+def ingest(
+    record: str,
+    inputs: dict,
+    outputs: dict,
+    p: IngestParams,
+    backend,
+    *,
+    fs: float | None = None,
+    leads: list[str] | None = None,
+) -> None:
     """Convert one record to ``signal.parquet``; every problem is reported with the record and file.
 
     Parameters
@@ -200,5 +207,12 @@ def ingest(record: str, inputs: dict, outputs: dict, p: IngestParams, backend, *
     except BeatflowError as exc:
         raise BeatflowError(exc.problem, record=record, path=str(path)) from exc
     write_signal(signal, fs, outputs["signal"], backend.gpu)
-    log.info("ingest %s: %d samples x %d lead(s) %s at %.3f Hz (%.2f h)", record, rows, len(chosen), chosen, fs,
-             rows / fs / 3600)
+    log.info(
+        "ingest %s: %d samples x %d lead(s) %s at %.3f Hz (%.2f h)",
+        record,
+        rows,
+        len(chosen),
+        chosen,
+        fs,
+        rows / fs / 3600,
+    )

@@ -51,8 +51,10 @@ def one_rate(names: list[str], rates: list[float]) -> float:
     """The leads' common sampling rate, or an error listing each lead's rate."""
     if len(set(rates)) > 1:
         listed = ", ".join(f"{n} {r:g} Hz" for n, r in zip(names, rates))
-        raise BeatflowError(f"the leads have different sampling rates ({listed}); choose leads of one rate "
-                            "in the records sheet's leads column")
+        raise BeatflowError(
+            f"the leads have different sampling rates ({listed}); choose leads of one rate "
+            "in the records sheet's leads column"
+        )
     return float(rates[0])
 
 
@@ -64,8 +66,10 @@ def in_millivolts(values: np.ndarray, unit: str) -> np.ndarray:
 def unique(names: list[str]) -> None:
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
-        raise BeatflowError(f"signal name(s) {duplicated} appear more than once; name distinct leads in the "
-                            "records sheet's leads column")
+        raise BeatflowError(
+            f"signal name(s) {duplicated} appear more than once; name distinct leads in the "
+            "records sheet's leads column"
+        )
 
 
 def read_wfdb(path: Path, leads: list[str] | None) -> tuple[dict, list[str], float]:
@@ -94,8 +98,9 @@ def read_wfdb(path: Path, leads: list[str] | None) -> tuple[dict, list[str], flo
     except FileNotFoundError as exc:
         raise BeatflowError(f"a signal file of WFDB record {header_file} is missing ({exc.filename or exc})") from exc
     except Exception as exc:  # an unknown signal format, a truncated file, …
-        raise BeatflowError(f"cannot read the signals of WFDB record {header_file}: {type(exc).__name__}: {exc}") \
-            from exc
+        raise BeatflowError(
+            f"cannot read the signals of WFDB record {header_file}: {type(exc).__name__}: {exc}"
+        ) from exc
     units = list(record.units or ["mV"] * len(chosen))
     chosen_names = [names[i] for i in chosen]
     signals = {n: in_millivolts(record.p_signal[:, k], units[k]) for k, n in enumerate(chosen_names)}
@@ -119,8 +124,9 @@ def read_edf(path: Path, leads: list[str] | None) -> tuple[dict, list[str], floa
         chosen_names = [names[i] for i in chosen]
         unique(chosen_names)
         fs = one_rate(chosen_names, [reader.getSampleFrequency(i) for i in chosen])
-        signals = {n: in_millivolts(reader.readSignal(i), reader.getPhysicalDimension(i))
-                   for n, i in zip(chosen_names, chosen)}
+        signals = {
+            n: in_millivolts(reader.readSignal(i), reader.getPhysicalDimension(i)) for n, i in zip(chosen_names, chosen)
+        }
     finally:
         reader.close()
     log.info("EDF file %s: %d signal(s) at %g Hz", path, len(chosen), fs)

@@ -31,14 +31,21 @@ def fill_gaps(values, fs: float, max_gap_s: float, lead: str, xp):
     longest = int(xp.argmax(ends - starts))
     length = int(ends[longest] - starts[longest])
     if length > max_gap_s * fs:
-        raise BeatflowError(f"lead {lead!r} has a gap of {length} missing, NaN or infinite samples "
-                            f"({length / fs:.2f} s) at {clock(int(starts[longest]) / fs)}; gaps up to "
-                            f"ingest.max_gap_s = {max_gap_s} s are interpolated")
+        raise BeatflowError(
+            f"lead {lead!r} has a gap of {length} missing, NaN or infinite samples "
+            f"({length / fs:.2f} s) at {clock(int(starts[longest]) / fs)}; gaps up to "
+            f"ingest.max_gap_s = {max_gap_s} s are interpolated"
+        )
     good = xp.flatnonzero(~bad)
     filled = values.copy()
     filled[bad] = xp.interp(xp.flatnonzero(bad), good, values[good]).astype(values.dtype)
-    log.warning("lead %s: interpolated %d missing/NaN/Inf sample(s) in %d gap(s), the longest %.3f s",
-                lead, n_bad, int(starts.shape[0]), length / fs)
+    log.warning(
+        "lead %s: interpolated %d missing/NaN/Inf sample(s) in %d gap(s), the longest %.3f s",
+        lead,
+        n_bad,
+        int(starts.shape[0]),
+        length / fs,
+    )
     return filled
 
 
@@ -52,8 +59,10 @@ def check_clipping(values, max_fraction: float, lead: str, xp) -> float:
         clipped[:-1] |= pair
     fraction = float(xp.count_nonzero(clipped)) / values.shape[0]
     if fraction > max_fraction:
-        raise BeatflowError(f"lead {lead!r} is clipped: {100 * fraction:.1f} % of samples sit at its minimum or "
-                            f"maximum (limit ingest.max_clipped_fraction = {max_fraction})")
+        raise BeatflowError(
+            f"lead {lead!r} is clipped: {100 * fraction:.1f} % of samples sit at its minimum or "
+            f"maximum (limit ingest.max_clipped_fraction = {max_fraction})"
+        )
     if fraction > CLIPPING_WARNING:
         log.warning("lead %s: %.2f %% of samples at the rails (clipped?)", lead, 100 * fraction)
     return fraction

@@ -52,11 +52,13 @@ def _write_signal_gpu(leads: dict, fs: float, path) -> None:
     meta = plc.io.types.TableInputMetadata(table)
     for i, name in enumerate(leads):
         meta.column_metadata[i].set_name(name)
-    options = (plc.io.parquet.ParquetWriterOptions.builder(plc.io.SinkInfo([str(path)]), table)
-               .metadata(meta)
-               .key_value_metadata([{FS_KEY.decode(): repr(float(fs))}])
-               .compression(plc.io.types.CompressionType.SNAPPY)
-               .build())
+    options = (
+        plc.io.parquet.ParquetWriterOptions.builder(plc.io.SinkInfo([str(path)]), table)
+        .metadata(meta)
+        .key_value_metadata([{FS_KEY.decode(): repr(float(fs))}])
+        .compression(plc.io.types.CompressionType.SNAPPY)
+        .build()
+    )
     plc.io.parquet.write_parquet(options)
 
 
@@ -78,8 +80,9 @@ def write_frame(frame, path, metadata: dict[str, str] | None = None) -> None:
     """Write a small pandas table to parquet atomically (no index), with optional key-value metadata."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     if metadata:
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                               **{k.encode(): v.encode() for k, v in metadata.items()}})
+        table = table.replace_schema_metadata(
+            {**(table.schema.metadata or {}), **{k.encode(): v.encode() for k, v in metadata.items()}}
+        )
     with atomic_path(Path(path)) as tmp:
         pq.write_table(table, tmp)
 
@@ -111,6 +114,5 @@ def beats_parameters(path) -> dict[str, float]:
     meta = read_metadata(path)
     missing = [name for name in BEATS_METADATA if name not in meta]
     if missing:
-        raise BeatflowError(f"beats.parquet has no {missing} metadata: write it with the segment stage",
-                            path=str(path))
+        raise BeatflowError(f"beats.parquet has no {missing} metadata: write it with the segment stage", path=str(path))
     return {name: float(meta[name]) for name in BEATS_METADATA}

@@ -16,11 +16,21 @@ import numpy as np
 from beatflow.errors import BeatflowError
 
 AAMI_CLASSES = {
-    "N": "N", "L": "N", "R": "N", "e": "N", "j": "N",
-    "A": "S", "a": "S", "J": "S", "S": "S",
-    "V": "V", "E": "V",
+    "N": "N",
+    "L": "N",
+    "R": "N",
+    "e": "N",
+    "j": "N",
+    "A": "S",
+    "a": "S",
+    "J": "S",
+    "S": "S",
+    "V": "V",
+    "E": "V",
     "F": "F",
-    "/": "Q", "f": "Q", "Q": "Q",
+    "/": "Q",
+    "f": "Q",
+    "Q": "Q",
 }
 VF_RHYTHM = "(VF"  # the rhythm annotations (VFL (flutter) and (VF (fibrillation) open a VF episode
 CSV_SUFFIXES = (".csv", ".gz")
@@ -68,8 +78,13 @@ def read_annotations(path: Path) -> tuple:
     symbols = np.asarray(ann.symbol, dtype=object)
     aux = [(note or "").rstrip("\x00") for note in (ann.aux_note or [""] * len(samples))]
     beat = np.array([s in AAMI_CLASSES for s in symbols], dtype=bool)
-    table = pd.DataFrame({"sample": samples[beat], "label": [AAMI_CLASSES[s] for s in symbols[beat]],
-                          "symbol": symbols[beat].astype(str)})
+    table = pd.DataFrame(
+        {
+            "sample": samples[beat],
+            "label": [AAMI_CLASSES[s] for s in symbols[beat]],
+            "symbol": symbols[beat].astype(str),
+        }
+    )
     return table, vf_episodes(samples, symbols, aux)
 
 

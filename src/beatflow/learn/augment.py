@@ -19,8 +19,9 @@ def stretch_after(x, pivot: int, factors):
     t = torch.arange(length, device=x.device, dtype=x.dtype)[None, :]
     source = torch.where(t < pivot, t, pivot + (t - pivot) * factors[:, None].to(x.dtype))
     grid = torch.stack([2 * source / (length - 1) - 1, torch.zeros_like(source)], dim=-1)[:, None]  # [B, 1, L, xy]
-    return torch.nn.functional.grid_sample(x[:, :, None, :], grid, mode="bilinear", padding_mode="border",
-                                           align_corners=True)[:, :, 0, :]
+    return torch.nn.functional.grid_sample(
+        x[:, :, None, :], grid, mode="bilinear", padding_mode="border", align_corners=True
+    )[:, :, 0, :]
 
 
 def random_stretch_after(x, pivot: int, strength: float):

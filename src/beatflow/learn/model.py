@@ -38,16 +38,24 @@ class ConvVAE(nn.Module):
         self.register_buffer("scale", torch.ones(channels) if scale is None else torch.as_tensor(scale).float())
         self.register_buffer("template", torch.zeros(channels, length))
         self.encoder = nn.Sequential(
-            nn.Conv1d(channels, a, 7, stride=2, padding=3), nn.GELU(),
-            nn.Conv1d(a, b, 5, stride=2, padding=2), nn.GELU(),
-            nn.Conv1d(b, c, 5, stride=2, padding=2), nn.GELU(), nn.Flatten())
+            nn.Conv1d(channels, a, 7, stride=2, padding=3),
+            nn.GELU(),
+            nn.Conv1d(a, b, 5, stride=2, padding=2),
+            nn.GELU(),
+            nn.Conv1d(b, c, 5, stride=2, padding=2),
+            nn.GELU(),
+            nn.Flatten(),
+        )
         self.to_mu = nn.Linear(features, latent_dim)
         self.to_logvar = nn.Linear(features, latent_dim)
         self.from_latent = nn.Linear(latent_dim, features)
         self.decoder = nn.Sequential(
-            nn.ConvTranspose1d(c, b, 4, stride=2, padding=1), nn.GELU(),
-            nn.ConvTranspose1d(b, a, 4, stride=2, padding=1), nn.GELU(),
-            nn.ConvTranspose1d(a, channels, 4, stride=2, padding=1))
+            nn.ConvTranspose1d(c, b, 4, stride=2, padding=1),
+            nn.GELU(),
+            nn.ConvTranspose1d(b, a, 4, stride=2, padding=1),
+            nn.GELU(),
+            nn.ConvTranspose1d(a, channels, 4, stride=2, padding=1),
+        )
 
     def complete(self, x, lengths):
         """Rows ``x`` whose beat is ``lengths`` samples long, with the zero padding after it replaced by the
@@ -86,7 +94,7 @@ def fill_head(x, end: int, template):
     row at sample ``end`` (no step where they join); ``end <= 0``: ``x``."""
     if end <= 0:
         return x
-    head = template[None, :, :end] + (x[:, :, end:end + 1] - template[None, :, end:end + 1])
+    head = template[None, :, :end] + (x[:, :, end : end + 1] - template[None, :, end : end + 1])
     return torch.cat([head, x[:, :, end:]], dim=2)
 
 
@@ -134,8 +142,14 @@ def save_model(model: ConvVAE, hparams: dict, history: list[float], path) -> Non
     from beatflow.io.atomic import atomic_path
 
     with atomic_path(path) as tmp, open(tmp, "wb") as f:  # a file object: the zip's folder is "archive", not tmp's name
-        torch.save({"state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
-                    "hparams": hparams, "loss_per_epoch": history}, f)
+        torch.save(
+            {
+                "state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
+                "hparams": hparams,
+                "loss_per_epoch": history,
+            },
+            f,
+        )
 
 
 def load_model(path, device) -> tuple[ConvVAE, dict]:

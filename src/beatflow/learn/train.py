@@ -58,8 +58,9 @@ def fit(x, p: TrainParams, device, pivot: int | None = None):
             return _fit(x, p, device, batch_size, pivot)
         except torch.OutOfMemoryError as exc:
             if batch_size == 1:
-                raise BeatflowError("out of GPU memory even at batch size 1: reduce embed.length_s or set "
-                                    "device: cpu") from exc
+                raise BeatflowError(
+                    "out of GPU memory even at batch size 1: reduce embed.length_s or set device: cpu"
+                ) from exc
             log.warning("out of GPU memory at batch size %d; starting again with %d", batch_size, batch_size // 2)
             batch_size //= 2
             if device.type == "cuda":
@@ -85,8 +86,9 @@ def _fit(x, p: TrainParams, device, batch_size: int, pivot: int | None):
     stretch = (pivot, p.warp) if pivot is not None else (0, 0.0)
     step = (GraphedStep if cuda else EagerStep)(model, optimiser, x, index, p.beta, stretch)
     generator = torch.Generator(device=device).manual_seed(p.seed)
-    log.info("model and optimiser ready in %.2f s (batch %d, %d steps an epoch)", time.perf_counter() - t0,
-             batch_size, steps)
+    log.info(
+        "model and optimiser ready in %.2f s (batch %d, %d steps an epoch)", time.perf_counter() - t0, batch_size, steps
+    )
     history = []
     for epoch in range(p.epochs):
         t0 = time.perf_counter()
@@ -94,7 +96,7 @@ def _fit(x, p: TrainParams, device, batch_size: int, pivot: int | None):
         order = torch.randperm(x.shape[0], device=device, generator=generator)
         total = torch.zeros((), device=device)
         for i in range(steps):
-            index.copy_(order[i * batch_size:(i + 1) * batch_size])
+            index.copy_(order[i * batch_size : (i + 1) * batch_size])
             total += step()
         history.append(float(total) / steps)
         log.info("epoch %d/%d: loss %.4f (%.3f s)", epoch + 1, p.epochs, history[-1], time.perf_counter() - t0)
@@ -208,8 +210,11 @@ def train(record: str, inputs: dict, outputs: dict, p: TrainParams, backend) -> 
     device = torch_device(backend)
     rows = arrays.load(embedding_path, backend.gpu)
     if rows.ndim != 3 or rows.shape[0] < 4:
-        raise BeatflowError(f"need at least 4 embedded beats [beats, channels, L], got shape {rows.shape}",
-                            record=record, path=str(embedding_path))
+        raise BeatflowError(
+            f"need at least 4 embedded beats [beats, channels, L], got shape {rows.shape}",
+            record=record,
+            path=str(embedding_path),
+        )
     beats = read_frame(inputs["beats"], columns=["peak", "start", "length", "kept"])
     lengths = kept_lengths(beats, rows, record, embedding_path)
     train_rows, _ = split_indices(rows.shape[0], p.train_fraction, p.seed)
@@ -217,8 +222,14 @@ def train(record: str, inputs: dict, outputs: dict, p: TrainParams, backend) -> 
     x, x_lengths = as_tensor(rows, backend, device)[pick], torch.as_tensor(lengths, device=device)[pick]
     template = row_template(x, x_lengths)
     where = device if backend.gpu else f"cpu, {torch.get_num_threads()} threads"
-    log.info("train %s: %d of %d beats on %s (inputs and row template ready in %.2f s)", record, len(train_rows),
-             rows.shape[0], where, time.perf_counter() - t0)
+    log.info(
+        "train %s: %d of %d beats on %s (inputs and row template ready in %.2f s)",
+        record,
+        len(train_rows),
+        rows.shape[0],
+        where,
+        time.perf_counter() - t0,
+    )
     model, history = fit(fill_tail(x, x_lengths, template), p, device, stretch_pivot(beats, fs))
     model.template.copy_(template)
     hparams = {"channels": int(x.shape[1]), "length": int(x.shape[2]), **vars(p)}
@@ -240,6 +251,9 @@ def kept_lengths(beats, rows, record: str, embedding_path):
 
     lengths = beats["length"].to_numpy()[beats["kept"].to_numpy()]
     if len(lengths) != rows.shape[0]:
-        raise BeatflowError(f"embedding has {rows.shape[0]} rows but beats.parquet has {len(lengths)} kept beats",
-                            record=record, path=str(embedding_path))
+        raise BeatflowError(
+            f"embedding has {rows.shape[0]} rows but beats.parquet has {len(lengths)} kept beats",
+            record=record,
+            path=str(embedding_path),
+        )
     return np.minimum(lengths, rows.shape[2])

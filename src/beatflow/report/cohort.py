@@ -65,15 +65,18 @@ def cohort_plot(table):
 
     hv = load_holoviews()
     hours = table.duration_s / 3600
-    long = [(r, reason, n / h) for r, h, m, rh in zip(table.record, hours, table.anomalies_morphology,
-                                                      table.anomalies_rhythm, strict=True)
-            for reason, n in (("morphology", m), ("rhythm", rh))]
+    long = [
+        (r, reason, n / h)
+        for r, h, m, rh in zip(table.record, hours, table.anomalies_morphology, table.anomalies_rhythm, strict=True)
+        for reason, n in (("morphology", m), ("rhythm", rh))
+    ]
     bars = hv.Bars(long, kdims=["record", "reason"], vdims=["anomalies per hour"])
     rate = hv.Bars(table[["record", "mean_hr_bpm"]], kdims=["record"], vdims=["mean_hr_bpm"])
     title = f"cohort of {len(table)} record(s)"
     return (bars.relabel(f"{title}: anomalies per hour") + rate.relabel("mean heart rate (bpm)")).opts(
         hv.opts.Bars(stacked=True, width=600, height=350, xrotation=45, tools=["hover"], backend="bokeh"),
-        hv.opts.Bars(stacked=True, xrotation=45, fig_inches=(6, 3.5), backend="matplotlib"))
+        hv.opts.Bars(stacked=True, xrotation=45, fig_inches=(6, 3.5), backend="matplotlib"),
+    )
 
 
 EVALUATION_COLUMNS = ("sensitivity", "ppv", "f1", "normal_flagged")
@@ -93,8 +96,9 @@ def evaluation_columns(evaluation: dict) -> dict:
     return row
 
 
-def write_cohort(records: list[str], inputs: dict, summary_path, plot_stem, evaluations: dict | None = None,
-                 evaluation_path=None) -> None:
+def write_cohort(
+    records: list[str], inputs: dict, summary_path, plot_stem, evaluations: dict | None = None, evaluation_path=None
+) -> None:
     """``inputs[record]`` holds ``scores``, ``signal`` and ``benchmarks`` (stage → benchmark file);
     ``evaluations`` maps the records with truth to their ``evaluation.json``, whose gross and record-average
     figures (:func:`beatflow.evaluate.cohort_figures`) go to ``evaluation_path``."""
@@ -115,5 +119,10 @@ def write_cohort(records: list[str], inputs: dict, summary_path, plot_stem, eval
         with atomic_path(evaluation_path) as tmp:
             tmp.write_text(json.dumps(cohort_figures(figures), indent=2) + "\n")
     save(cohort_plot(table), Path(plot_stem))
-    log.info("cohort: %d record(s), %.1f h, %d beats, %d anomalies", len(table), table.duration_s.sum() / 3600,
-             int(table.beats.sum()), int(table.anomalies.sum()))
+    log.info(
+        "cohort: %d record(s), %.1f h, %d beats, %d anomalies",
+        len(table),
+        table.duration_s.sum() / 3600,
+        int(table.beats.sum()),
+        int(table.anomalies.sum()),
+    )

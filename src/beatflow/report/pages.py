@@ -21,7 +21,8 @@ log = logging.getLogger("beatflow")
 MAX_ROWS = 15  # runs, pauses, AF episodes listed (the longest); the counts cover all
 
 CSS = """
-body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;color:#222;margin:16px 20px;max-width:1100px}
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;color:#222;margin:16px
+20px;max-width:1100px}
 h1{font-size:20px;margin:0 0 4px} h2{font-size:15px;margin:18px 0 6px;border-bottom:2px solid #c33;padding-bottom:2px}
 p.sub{margin:0 0 10px;color:#444}
 table{border-collapse:collapse;margin:4px 0 8px;font-variant-numeric:tabular-nums}
@@ -51,13 +52,17 @@ def _at(x) -> str:
 def table(head: list[str], rows: list[list], left: int = 1, cls: str = "") -> str:
     """An HTML table; the first ``left`` columns left-aligned; cells are escaped unless already markup
     (a tuple ``("html", text)``)."""
+
     def cell(tag, x, k):
         a = ' class="l"' if k < left else ""
         body = x[1] if isinstance(x, tuple) else _e(x)
         return f"<{tag}{a}>{body}</{tag}>"
 
-    out = [f'<table{f" class={cls!r}" if cls else ""}><tr>' + "".join(cell("th", h, k) for k, h in enumerate(head))
-           + "</tr>"]
+    out = [
+        f"<table{f' class={cls!r}' if cls else ''}><tr>"
+        + "".join(cell("th", h, k) for k, h in enumerate(head))
+        + "</tr>"
+    ]
     out += ["<tr>" + "".join(cell("td", x, k) for k, x in enumerate(r)) + "</tr>" for r in rows]
     return "".join(out) + "</table>"
 
@@ -68,8 +73,10 @@ def _cls(c: str) -> tuple[str, str]:
 
 def _runs_rows(runs: list[dict], letter: str) -> list[list]:
     longest = sorted(runs, key=lambda r: (-r["beats"], r["start_s"]))[:MAX_ROWS]
-    return [[_cls(letter), clock(r["start_s"]), clock(r["end_s"]), r["beats"], _n(r.get("rate_bpm"))]
-            for r in sorted(longest, key=lambda r: r["start_s"])]
+    return [
+        [_cls(letter), clock(r["start_s"]), clock(r["end_s"]), r["beats"], _n(r.get("rate_bpm"))]
+        for r in sorted(longest, key=lambda r: r["start_s"])
+    ]
 
 
 def ectopy_table(s: dict) -> str:
@@ -89,15 +96,29 @@ def ectopy_table(s: dict) -> str:
         return f"{r['rate_bpm']:.0f} bpm at {clock(r['start_s'])}"
 
     hours = (s.get("analysed_s") or 0) / 3600.0
-    per_h = (lambda n: "—" if hours <= 0 else f"{n / hours:.1f}")
-    rows = [["total beats", b["V"], b["S"]], ["per hour analysed", per_h(b["V"]), per_h(b["S"])],
-            ["isolated", v["isolated"], sv["isolated"]], ["couplets", v["couplets"], sv["couplets"]],
-            ["runs (≥ 3 beats)", len(v["runs"]), len(sv["runs"])], ["longest run", longest(v), longest(sv)],
-            ["fastest run", fastest(v), fastest(sv)],
-            ["bigeminy (time)", _at(v.get("bigeminy_s") or 0), ""],
-            ["trigeminy (time)", _at(v.get("trigeminy_s") or 0), ""]]
-    return table(["", ("html", 'ventricular (<span class="cls V">V</span>)'),
-                  ("html", 'supraventricular (<span class="cls S">S</span>)')], rows)
+
+    def per_h(n):
+        return "—" if hours <= 0 else f"{n / hours:.1f}"
+
+    rows = [
+        ["total beats", b["V"], b["S"]],
+        ["per hour analysed", per_h(b["V"]), per_h(b["S"])],
+        ["isolated", v["isolated"], sv["isolated"]],
+        ["couplets", v["couplets"], sv["couplets"]],
+        ["runs (≥ 3 beats)", len(v["runs"]), len(sv["runs"])],
+        ["longest run", longest(v), longest(sv)],
+        ["fastest run", fastest(v), fastest(sv)],
+        ["bigeminy (time)", _at(v.get("bigeminy_s") or 0), ""],
+        ["trigeminy (time)", _at(v.get("trigeminy_s") or 0), ""],
+    ]
+    return table(
+        [
+            "",
+            ("html", 'ventricular (<span class="cls V">V</span>)'),
+            ("html", 'supraventricular (<span class="cls S">S</span>)'),
+        ],
+        rows,
+    )
 
 
 def evaluation_section(ev: dict) -> str:
@@ -107,8 +128,13 @@ def evaluation_section(ev: dict) -> str:
     for c in ("V", "S"):
         part = (ev.get("classes") or {}).get(c)
         if part:
-            det.append([f"class {c} (EC57 {'VEB' if c == 'V' else 'SVEB'}, n = {part.get('n')})", part.get("se"),
-                        part.get("ppv")])
+            det.append(
+                [
+                    f"class {c} (EC57 {'VEB' if c == 'V' else 'SVEB'}, n = {part.get('n')})",
+                    part.get("se"),
+                    part.get("ppv"),
+                ]
+            )
     out.append(table(["", "sensitivity", "positive predictivity"], [[a, _pct(b), _pct(c)] for a, b, c in det]))
     ho = ev.get("holter")
     if ho:
@@ -123,53 +149,85 @@ def evaluation_section(ev: dict) -> str:
         rows.append(["pauses", m["reference"], m["output"], _pct(m["se"], 0), _pct(m["ppv"], 0)])
         m = ag["af"]
         rows.append(["AF episodes", m["reference"], m["output"], _pct(m["se"], 0), _pct(m["ppv"], 0)])
-        rows.append(["AF time", _at(m["reference_s"]), _at(m["output_s"]), _pct(m["duration_se"], 0),
-                     _pct(m["duration_ppv"], 0)])
-        out.append("<p class='note'>Holter figures: the reference summary from the annotations; found = a "
-                   "reference event that an output one overlaps (sensitivity), and the other way round "
-                   "(positive predictivity).</p>")
+        rows.append(
+            [
+                "AF time",
+                _at(m["reference_s"]),
+                _at(m["output_s"]),
+                _pct(m["duration_se"], 0),
+                _pct(m["duration_ppv"], 0),
+            ]
+        )
+        out.append(
+            "<p class='note'>Holter figures: the reference summary from the annotations; found = a "
+            "reference event that an output one overlaps (sensitivity), and the other way round "
+            "(positive predictivity).</p>"
+        )
         out.append(table(["", "reference", "beatflow", "sensitivity", "positive predictivity"], rows))
         hr = ag["heart_rate"]
         b = ref["beats"]
-        out.append(f"<p class='note'>Reference beats {b['total']}: "
-                   + " ".join(f'<span class="cls {c}">{c}</span> {b[c]}' for c in ("N", "S", "V", "F", "Q"))
-                   + f"; mean rate error {_n(hr['mean_bpm_error'], '{:+.1f}', ' bpm')}; minutes within 2 bpm "
-                   f"{_pct(hr['minutes_within_share'], 0)}.</p>")
+        out.append(
+            f"<p class='note'>Reference beats {b['total']}: "
+            + " ".join(f'<span class="cls {c}">{c}</span> {b[c]}' for c in ("N", "S", "V", "F", "Q"))
+            + f"; mean rate error {_n(hr['mean_bpm_error'], '{:+.1f}', ' bpm')}; minutes within 2 bpm "
+            f"{_pct(hr['minutes_within_share'], 0)}.</p>"
+        )
     return "".join(out)
 
 
 def _page_head(s: dict) -> str:
     """The page's HTML head, title and recording line."""
     dur, ana = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(s['record'])}: Holter report"
-            f"</title><style>{CSS}</style></head><body>"
-            f"<h1>Holter report — record {_e(s['record'])}</h1>"
-            f"<p class='sub'>Recorded {clock(dur)}, analysed {clock(ana)} ({_pct(ana / dur if dur else None)}). "
-            f"Times are from the start of the recording (hh:mm:ss).</p>")
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(s['record'])}: Holter report"
+        f"</title><style>{CSS}</style></head><body>"
+        f"<h1>Holter report — record {_e(s['record'])}</h1>"
+        f"<p class='sub'>Recorded {clock(dur)}, analysed {clock(ana)} ({_pct(ana / dur if dur else None)}). "
+        f"Times are from the start of the recording (hh:mm:ss).</p>"
+    )
 
 
 def overview_section(s: dict) -> str:
     """Beats by class, heart rate and HRV side by side, and the classes' legend."""
     b, hr, h = s["beats"], s["heart_rate"], s["hrv"]
     out = ["<div class='grid'><div><h2>Beats</h2>"]
-    out.append(table(["class", "beats", "share"],
-                     [[_cls(c), b[c], _pct(b[c] / b["total"] if b["total"] else None)]
-                      for c in ("N", "S", "V", "F", "Q")]
-                     + [["total", b["total"], ""]]))
+    out.append(
+        table(
+            ["class", "beats", "share"],
+            [[_cls(c), b[c], _pct(b[c] / b["total"] if b["total"] else None)] for c in ("N", "S", "V", "F", "Q")]
+            + [["total", b["total"], ""]],
+        )
+    )
     out.append("</div>")
     out.append("<div><h2>Heart rate</h2>")
-    out.append(table(["", "bpm", "at"], [["mean", _n(hr["mean_bpm"]), ""],
-                                         ["minimum (minute)", _n(hr["min_bpm"]), _at(hr["min_at_s"])],
-                                         ["maximum (minute)", _n(hr["max_bpm"]), _at(hr["max_at_s"])]]))
+    out.append(
+        table(
+            ["", "bpm", "at"],
+            [
+                ["mean", _n(hr["mean_bpm"]), ""],
+                ["minimum (minute)", _n(hr["min_bpm"]), _at(hr["min_at_s"])],
+                ["maximum (minute)", _n(hr["max_bpm"]), _at(hr["max_at_s"])],
+            ],
+        )
+    )
     out.append("</div><div><h2>Heart rate variability</h2>")
-    out.append(table(["NN intervals", "value"], [["SDNN", _n(h["sdnn_ms"], unit=" ms")],
-                                                 ["SDANN (5 min)", _n(h["sdann_ms"], unit=" ms")],
-                                                 ["SDNN index", _n(h["sdnn_index_ms"], unit=" ms")],
-                                                 ["rMSSD", _n(h["rmssd_ms"], unit=" ms")],
-                                                 ["pNN50", _pct(h["pnn50"])]]))
+    out.append(
+        table(
+            ["NN intervals", "value"],
+            [
+                ["SDNN", _n(h["sdnn_ms"], unit=" ms")],
+                ["SDANN (5 min)", _n(h["sdann_ms"], unit=" ms")],
+                ["SDNN index", _n(h["sdnn_index_ms"], unit=" ms")],
+                ["rMSSD", _n(h["rmssd_ms"], unit=" ms")],
+                ["pNN50", _pct(h["pnn50"])],
+            ],
+        )
+    )
     out.append("</div></div>")
-    out.append("<p class='note'>AAMI classes: N normal (and bundle-branch, escape), S supraventricular ectopic, "
-               "V ventricular ectopic, F fusion, Q unclassifiable.</p>")
+    out.append(
+        "<p class='note'>AAMI classes: N normal (and bundle-branch, escape), S supraventricular ectopic, "
+        "V ventricular ectopic, F fusion, Q unclassifiable.</p>"
+    )
     return "".join(out)
 
 
@@ -191,31 +249,57 @@ def pauses_section(pauses: list[dict]) -> str:
         return "<h2>Pauses (RR ≥ 2.0 s): none</h2>"
     longest = max(pauses, key=lambda p: p["duration_s"])
     top = sorted(pauses, key=lambda p: -p["duration_s"])[:MAX_ROWS]
-    return (f"<h2>Pauses (RR ≥ 2.0 s): {len(pauses)}</h2><p class='sub'>longest "
-            f"{longest['duration_s']:.2f} s at {clock(longest['start_s'])}</p>"
-            + table(["at", "duration (s)"], [[clock(p["start_s"]), f"{p['duration_s']:.2f}"] for p in top]))
+    return (
+        f"<h2>Pauses (RR ≥ 2.0 s): {len(pauses)}</h2><p class='sub'>longest "
+        f"{longest['duration_s']:.2f} s at {clock(longest['start_s'])}</p>"
+        + table(["at", "duration (s)"], [[clock(p["start_s"]), f"{p['duration_s']:.2f}"] for p in top])
+    )
 
 
 def af_section(af: dict) -> str:
     """The AF episodes' count and burden, and the :data:`MAX_ROWS` longest listed in time order."""
     eps = af["episodes"]
     af_time = sum(e["end_s"] - e["start_s"] for e in eps)
-    out = (f"<h2>Atrial fibrillation / flutter: {len(eps)} episode{'s' if len(eps) != 1 else ''}</h2>"
-           f"<p class='sub'>burden {_pct(af['burden'])} ({clock(af_time)})</p>")
+    out = (
+        f"<h2>Atrial fibrillation / flutter: {len(eps)} episode{'s' if len(eps) != 1 else ''}</h2>"
+        f"<p class='sub'>burden {_pct(af['burden'])} ({clock(af_time)})</p>"
+    )
     if eps:
         top = sorted(sorted(eps, key=lambda e: e["start_s"] - e["end_s"])[:MAX_ROWS], key=lambda e: e["start_s"])
-        out += table(["from", "to", "duration"], [[clock(e["start_s"]), clock(e["end_s"]),
-                                                  clock(e["end_s"] - e["start_s"])] for e in top])
+        out += table(
+            ["from", "to", "duration"],
+            [[clock(e["start_s"]), clock(e["end_s"]), clock(e["end_s"] - e["start_s"])] for e in top],
+        )
     return out
 
 
 def hourly_section(hourly: list[dict]) -> str:
     """The hourly table."""
     return "<h2>Hourly</h2>" + table(
-        ["hour from", "beats", "mean bpm", "min bpm", "max bpm", ("html", '<span class="cls V">V</span>'),
-         ("html", '<span class="cls S">S</span>'), "pauses"],
-        [[clock(r["start_s"]), r["beats"], _n(r["mean_bpm"]), _n(r["min_bpm"]), _n(r["max_bpm"]), r["V"],
-          r["S"], r["pauses"]] for r in hourly])
+        [
+            "hour from",
+            "beats",
+            "mean bpm",
+            "min bpm",
+            "max bpm",
+            ("html", '<span class="cls V">V</span>'),
+            ("html", '<span class="cls S">S</span>'),
+            "pauses",
+        ],
+        [
+            [
+                clock(r["start_s"]),
+                r["beats"],
+                _n(r["mean_bpm"]),
+                _n(r["min_bpm"]),
+                _n(r["max_bpm"]),
+                r["V"],
+                r["S"],
+                r["pauses"],
+            ]
+            for r in hourly
+        ],
+    )
 
 
 def events_section(events: list[dict]) -> str:
@@ -223,10 +307,15 @@ def events_section(events: list[dict]) -> str:
     out = "<h2>Event strips</h2>"
     if not events:
         return out + "<p>No events to show.</p>"
-    return (out + "<p class='note'>10 s of every lead for each event, numbered as in the event-strips "
-            "figure (next in this report).</p>"
-            + table(["#", "at", "event", "rate (bpm)"],
-                    [[e["number"], e["clock"], e["title"], _n(e.get("rate_bpm"))] for e in events], left=3))
+    return (
+        out + "<p class='note'>10 s of every lead for each event, numbered as in the event-strips "
+        "figure (next in this report).</p>"
+        + table(
+            ["#", "at", "event", "rate (bpm)"],
+            [[e["number"], e["clock"], e["title"], _n(e.get("rate_bpm"))] for e in events],
+            left=3,
+        )
+    )
 
 
 def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | None = None) -> str:
@@ -247,8 +336,9 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
         The page, a self-contained HTML document.
     """
     out = [_page_head(s), overview_section(s), ectopy_section(s)]
-    out.append("<div class='grid'><div>" + pauses_section(s["pauses"]) + "</div><div>" + af_section(s["af"])
-               + "</div></div>")
+    out.append(
+        "<div class='grid'><div>" + pauses_section(s["pauses"]) + "</div><div>" + af_section(s["af"]) + "</div></div>"
+    )
     out.append(hourly_section(s["hourly"]))
     if events is not None:
         out.append(events_section(events))
@@ -256,8 +346,10 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
         out.append(evaluation_section(evaluation))
     if s.get("notes"):
         out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in s["notes"]) + "</ul>")
-    out.append("<p class='note'>Definitions: docs/contracts.md (holter.json). Rates are 60 / mean RR; minimum "
-               "and maximum over whole minutes.</p></body></html>\n")
+    out.append(
+        "<p class='note'>Definitions: docs/contracts.md (holter.json). Rates are 60 / mean RR; minimum "
+        "and maximum over whole minutes.</p></body></html>\n"
+    )
     return "".join(out)
 
 
@@ -265,22 +357,64 @@ def cohort_rows(summaries: dict[str, dict], evaluations: dict[str, dict] | None 
     """The cohort table: one row per record from its ``holter.json`` (and ``evaluation.json`` where given),
     then a row of the totals (counts summed; rates and HRV left out)."""
     evaluations = evaluations or {}
-    head = ["record", "recorded", "analysed", "beats", "N", "S", "V", "F", "Q", "mean bpm", "min bpm", "max bpm",
-            "V runs", "longest V run", "S runs", "pauses", "longest pause (s)", "AF burden", "SDNN (ms)"]
+    head = [
+        "record",
+        "recorded",
+        "analysed",
+        "beats",
+        "N",
+        "S",
+        "V",
+        "F",
+        "Q",
+        "mean bpm",
+        "min bpm",
+        "max bpm",
+        "V runs",
+        "longest V run",
+        "S runs",
+        "pauses",
+        "longest pause (s)",
+        "AF burden",
+        "SDNN (ms)",
+    ]
     with_truth = any(evaluations.get(r) for r in summaries)
     if with_truth:
         head += ["detection Se", "detection +P", "V Se", "V +P", "S Se", "S +P"]
-    rows, total = [], {"duration_s": 0.0, "analysed_s": 0.0, "beats": dict.fromkeys(("total", *"NSVFQ"), 0),
-                       "v_runs": 0, "s_runs": 0, "pauses": 0, "af_s": 0.0}
+    rows, total = (
+        [],
+        {
+            "duration_s": 0.0,
+            "analysed_s": 0.0,
+            "beats": dict.fromkeys(("total", *"NSVFQ"), 0),
+            "v_runs": 0,
+            "s_runs": 0,
+            "pauses": 0,
+            "af_s": 0.0,
+        },
+    )
     for record, s in summaries.items():
         b, hr, v, sv = s["beats"], s["heart_rate"], s["ventricular"], s["supraventricular"]
         longest_v = max((r["beats"] for r in v["runs"]), default=None)
         longest_p = max((p["duration_s"] for p in s["pauses"]), default=None)
         dur, ana = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0
-        row = [record, clock(dur), _pct(ana / dur if dur else None), b["total"], *(b[c] for c in "NSVFQ"),
-               _n(hr["mean_bpm"]), _n(hr["min_bpm"]), _n(hr["max_bpm"]), len(v["runs"]), _n(longest_v),
-               len(sv["runs"]), len(s["pauses"]), _n(longest_p, "{:.2f}"), _pct(s["af"]["burden"]),
-               _n(s["hrv"]["sdnn_ms"])]
+        row = [
+            record,
+            clock(dur),
+            _pct(ana / dur if dur else None),
+            b["total"],
+            *(b[c] for c in "NSVFQ"),
+            _n(hr["mean_bpm"]),
+            _n(hr["min_bpm"]),
+            _n(hr["max_bpm"]),
+            len(v["runs"]),
+            _n(longest_v),
+            len(sv["runs"]),
+            len(s["pauses"]),
+            _n(longest_p, "{:.2f}"),
+            _pct(s["af"]["burden"]),
+            _n(s["hrv"]["sdnn_ms"]),
+        ]
         if with_truth:
             ev = evaluations.get(record) or {}
             classes = ev.get("classes") or {}
@@ -296,23 +430,42 @@ def cohort_rows(summaries: dict[str, dict], evaluations: dict[str, dict] | None 
         total["pauses"] += len(s["pauses"])
         total["af_s"] += sum(e["end_s"] - e["start_s"] for e in s["af"]["episodes"])
     t = total
-    rows.append([f"all {len(summaries)}", clock(t["duration_s"]),
-                 _pct(t["analysed_s"] / t["duration_s"] if t["duration_s"] else None), t["beats"]["total"],
-                 *(t["beats"][c] for c in "NSVFQ"), "", "", "", t["v_runs"], "", t["s_runs"], t["pauses"], "",
-                 _pct(t["af_s"] / t["analysed_s"] if t["analysed_s"] else None), ""] + [""] * (6 if with_truth else 0))
+    rows.append(
+        [
+            f"all {len(summaries)}",
+            clock(t["duration_s"]),
+            _pct(t["analysed_s"] / t["duration_s"] if t["duration_s"] else None),
+            t["beats"]["total"],
+            *(t["beats"][c] for c in "NSVFQ"),
+            "",
+            "",
+            "",
+            t["v_runs"],
+            "",
+            t["s_runs"],
+            t["pauses"],
+            "",
+            _pct(t["af_s"] / t["analysed_s"] if t["analysed_s"] else None),
+            "",
+        ]
+        + [""] * (6 if with_truth else 0)
+    )
     return head, rows
 
 
 def render_cohort_page(summaries: dict[str, dict], evaluations: dict[str, dict] | None = None) -> str:
     """The cohort page: :func:`cohort_rows` as one table (self-contained HTML, as the record's page)."""
     head, rows = cohort_rows(summaries, evaluations)
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>cohort: Holter summaries</title>"
-            f"<style>{CSS} body{{max-width:none}} td,th{{padding:2px 6px}} td{{white-space:nowrap}}</style>"
-            "</head><body>"
-            f"<h1>Cohort — {len(summaries)} record{'s' if len(summaries) != 1 else ''}</h1>"
-            "<p class='sub'>One row per record from its holter.json (and evaluation.json with truth); the last "
-            "row sums the counts and the times (AF burden: AF time over analysed time).</p>"
-            + table(head, rows) + "</body></html>\n")
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>cohort: Holter summaries</title>"
+        f"<style>{CSS} body{{max-width:none}} td,th{{padding:2px 6px}} td{{white-space:nowrap}}</style>"
+        "</head><body>"
+        f"<h1>Cohort — {len(summaries)} record{'s' if len(summaries) != 1 else ''}</h1>"
+        "<p class='sub'>One row per record from its holter.json (and evaluation.json with truth); the last "
+        "row sums the counts and the times (AF burden: AF time over analysed time).</p>"
+        + table(head, rows)
+        + "</body></html>\n"
+    )
 
 
 def write_cohort_page(path, records: list[str], holter_paths, evaluation_paths: dict[str, str] | None = None) -> None:
@@ -345,8 +498,9 @@ def write_page(path, summary: dict, events: list[dict] | None = None, evaluation
         Path(tmp).write_text(render_page(summary, events, evaluation), encoding="utf-8")
 
 
-def write_record_report(record: str, holter_path, scores_path, signal_path, page_path, strips_png, strips_json,
-                        evaluation_path=None) -> None:
+def write_record_report(
+    record: str, holter_path, scores_path, signal_path, page_path, strips_png, strips_json, evaluation_path=None
+) -> None:
     """Rule ``holter_report``'s stage: the event strips (PNG and JSON) and the record's page.
 
     Parameters

@@ -25,18 +25,24 @@ from beatflow.timefmt import clock
 log = logging.getLogger("beatflow")
 
 GALLERY_SIZE = 12
-GALLERY_NORMALS = 2000    # unflagged beats in the median normal beat, at most
-GALLERY_APART_S = 10.0    # the gallery's flagged beats at least this far apart, while there are enough
+GALLERY_NORMALS = 2000  # unflagged beats in the median normal beat, at most
+GALLERY_APART_S = 10.0  # the gallery's flagged beats at least this far apart, while there are enough
 TRACE_PIXELS = (1600, 320)
 DETAIL_SAMPLES = 500_000  # samples of the waveform the trace keeps at full resolution
-DETAIL_HALF_S = 2.5       # either side of a flagged beat, when the record has more
-DETAIL_SPAN_S = 60.0      # the trace draws the waveform when zoomed to at most this span
+DETAIL_HALF_S = 2.5  # either side of a flagged beat, when the record has more
+DETAIL_SPAN_S = 60.0  # the trace draws the waveform when zoomed to at most this span
 LENGTH_BINS = 120
 CLOCK_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 14400, 21600, 43200)
 MARKERS = {"morphology": ("triangle", "^"), "rhythm": ("square", "s")}  # bokeh, matplotlib; other reasons: circle
 BEAT_COLUMNS = ["time", "beat", "class", "family", "reason", "score"]
-HOVER = [("time", "@time"), ("beat", "@beat"), ("class", "@class"), ("family", "@family"), ("reason", "@reason"),
-         ("score", "@score{0.00}")]
+HOVER = [
+    ("time", "@time"),
+    ("beat", "@beat"),
+    ("class", "@class"),
+    ("family", "@family"),
+    ("reason", "@reason"),
+    ("score", "@score{0.00}"),
+]
 
 
 _LOADING = threading.Lock()  # the warm worker loads it in a thread while a job may ask for it
@@ -51,8 +57,9 @@ def load_holoviews():
             import holoviews as hv
 
             hv.extension("bokeh", "matplotlib", logo=False)
-            log.info("holoviews %s with bokeh and matplotlib loaded in %.2f s", hv.__version__,
-                     time.perf_counter() - t0)
+            log.info(
+                "holoviews %s with bokeh and matplotlib loaded in %.2f s", hv.__version__, time.perf_counter() - t0
+            )
             _LOADED.append(hv)
     return _LOADED[0]
 
@@ -86,17 +93,22 @@ def hover_dimensions() -> list:
 def beat_fields(frame) -> dict:
     """The hover's columns of scores rows (``time_s``, ``beat``, ``class``, ``family``, ``reason``, ``score``):
     the time as hh:mm:ss from the record's start, the reason ``-`` where the beat is not flagged."""
-    return {"time": np.array([clock(t) for t in frame["time_s"].to_numpy()], dtype=object),
-            "beat": frame["beat"].to_numpy(), "class": frame["class"].astype(str).to_numpy(),
-            "family": frame["family"].to_numpy(), "reason": frame["reason"].astype(str).replace("", "-").to_numpy(),
-            "score": frame["score"].to_numpy()}
+    return {
+        "time": np.array([clock(t) for t in frame["time_s"].to_numpy()], dtype=object),
+        "beat": frame["beat"].to_numpy(),
+        "class": frame["class"].astype(str).to_numpy(),
+        "family": frame["family"].to_numpy(),
+        "reason": frame["reason"].astype(str).replace("", "-").to_numpy(),
+        "score": frame["score"].to_numpy(),
+    }
 
 
 def _styled(element, bokeh: dict, matplotlib: dict):
     hv = load_holoviews()
     kind = type(element).__name__
-    return element.opts(getattr(hv.opts, kind)(backend="bokeh", **bokeh),
-                        getattr(hv.opts, kind)(backend="matplotlib", **matplotlib))
+    return element.opts(
+        getattr(hv.opts, kind)(backend="bokeh", **bokeh), getattr(hv.opts, kind)(backend="matplotlib", **matplotlib)
+    )
 
 
 def latent_pcs(latent) -> np.ndarray:
@@ -122,9 +134,13 @@ def flagged_layers(make, coords: dict, fields: dict, size: float = 7) -> list:
                 continue
             bokeh_marker, mpl_marker = MARKERS.get(reason, ("circle", "o"))
             data = {**{k: v[m] for k, v in coords.items()}, **{k: v[m] for k, v in fields.items()}}
-            out.append(_styled(make(data, f"{c}, {reason} ({int(m.sum())})"),
-                               dict(color=colour, marker=bokeh_marker, size=size, line_color="white"),
-                               dict(color=colour, marker=mpl_marker, s=2 * size, edgecolors="white", linewidth=0.3)))
+            out.append(
+                _styled(
+                    make(data, f"{c}, {reason} ({int(m.sum())})"),
+                    dict(color=colour, marker=bokeh_marker, size=size, line_color="white"),
+                    dict(color=colour, marker=mpl_marker, s=2 * size, edgecolors="white", linewidth=0.3),
+                )
+            )
     return out
 
 
@@ -143,17 +159,25 @@ def latent_plot(latent, record: str):
         m = ~flagged & (fields["class"] == c)
         if m.any():
             data = {"pc1": z[m, 0], "pc2": z[m, 1], **{k: v[m] for k, v in fields.items()}}
-            layers.append(_styled(hv.Points(data, pc, hover_dimensions(), label=f"{c}, not flagged ({int(m.sum())})"),
-                                  dict(color=colour, size=3, alpha=0.5, line_alpha=0),
-                                  dict(color=colour, s=3, alpha=0.5)))
+            layers.append(
+                _styled(
+                    hv.Points(data, pc, hover_dimensions(), label=f"{c}, not flagged ({int(m.sum())})"),
+                    dict(color=colour, size=3, alpha=0.5, line_alpha=0),
+                    dict(color=colour, s=3, alpha=0.5),
+                )
+            )
     flagged_fields = {k: v[flagged] for k, v in fields.items()}
-    layers += flagged_layers(lambda data, label: hv.Points(data, pc, hover_dimensions(), label=label),
-                             {"pc1": z[flagged, 0], "pc2": z[flagged, 1]}, flagged_fields)
+    layers += flagged_layers(
+        lambda data, label: hv.Points(data, pc, hover_dimensions(), label=label),
+        {"pc1": z[flagged, 0], "pc2": z[flagged, 1]},
+        flagged_fields,
+    )
     title = f"{record}: latent space of {len(latent)} held-out beats, {int(flagged.sum())} flagged"
     return hv.Overlay(layers).opts(
         hv.opts.Points(tools=["hover"], hover_tooltips=HOVER, backend="bokeh"),
         hv.opts.Overlay(title=title, width=900, height=550, legend_position="right", backend="bokeh"),
-        hv.opts.Overlay(title=title, fig_inches=(9, 5.5), legend_position="right", backend="matplotlib"))
+        hv.opts.Overlay(title=title, fig_inches=(9, 5.5), legend_position="right", backend="matplotlib"),
+    )
 
 
 def trace_density(x: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS, chunk: int = 1 << 22):
@@ -168,7 +192,7 @@ def trace_density(x: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS, chunk: i
     counts = np.zeros(width * height, dtype=np.int64)
     scale = np.float32(height / (hi - lo))
     for start in range(0, n, chunk):
-        part = np.asarray(x[start:start + chunk], dtype=np.float32)
+        part = np.asarray(x[start : start + chunk], dtype=np.float32)
         row = np.minimum(((part - np.float32(lo)) * scale).astype(np.int32), height - 1)
         cell = ((np.arange(start, start + part.shape[0], dtype=np.int64) * width) // n).astype(np.int32)
         cell *= height
@@ -179,15 +203,16 @@ def trace_density(x: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS, chunk: i
     return image, (lo, hi)
 
 
-def detail_windows(n: int, fs: float, peaks, scores, budget: int = DETAIL_SAMPLES,
-                   half_s: float = DETAIL_HALF_S) -> np.ndarray:
+def detail_windows(
+    n: int, fs: float, peaks, scores, budget: int = DETAIL_SAMPLES, half_s: float = DETAIL_HALF_S
+) -> np.ndarray:
     """``[k, 2]`` sample windows ``[start, end)`` of the waveform kept at full resolution, in time order: the
     whole record when it has at most ``budget`` samples, else ``half_s`` either side of the flagged beats
     (``peaks``), the highest ``scores`` first, as many as the budget holds, overlapping windows merged."""
     if n <= budget:
         return np.array([[0, n]], dtype=np.int64)
     h = max(int(half_s * fs), 1)
-    top = np.argsort(-np.asarray(scores, np.float64), kind="stable")[:max(budget // (2 * h), 1)]
+    top = np.argsort(-np.asarray(scores, np.float64), kind="stable")[: max(budget // (2 * h), 1)]
     p = np.sort(np.asarray(peaks, np.int64)[top])
     if not len(p):
         return np.zeros((0, 2), dtype=np.int64)
@@ -221,8 +246,13 @@ def waveform_store(x: np.ndarray, windows: np.ndarray) -> dict:
     peak = float(np.abs(y).max()) if y.size else 0.0
     scale = peak / 32000.0 if peak > 0 else 1.0
     lengths = (windows[:, 1] - windows[:, 0]).astype(np.int32)
-    return {"y": np.round(y / scale).astype(np.int16), "scale": scale, "start": windows[:, 0].astype(np.int32),
-            "offset": (np.cumsum(lengths) - lengths).astype(np.int32), "length": lengths}
+    return {
+        "y": np.round(y / scale).astype(np.int16),
+        "scale": scale,
+        "start": windows[:, 0].astype(np.int32),
+        "offset": (np.cumsum(lengths) - lengths).astype(np.int32),
+        "length": lengths,
+    }
 
 
 def _waveform_hook(store: dict, fs: float, limit_s: float):
@@ -238,15 +268,27 @@ def _waveform_hook(store: dict, fs: float, limit_s: float):
         source = ColumnDataSource({"x": np.zeros(0), "y": np.zeros(0)})
         line = fig.line("x", "y", source=source, color="black", line_width=1.0, visible=False, level="underlay")
         windows = ColumnDataSource({k: store[k] for k in ("start", "offset", "length")})
-        code = CustomJS(args=dict(xr=fig.x_range, image=image, line=line, source=source, windows=windows,
-                                  store=ColumnDataSource({"y": store["y"]}), fs=float(fs), scale=store["scale"],
-                                  limit=float(limit_s)), code=WAVEFORM_JS)
+        code = CustomJS(
+            args=dict(
+                xr=fig.x_range,
+                image=image,
+                line=line,
+                source=source,
+                windows=windows,
+                store=ColumnDataSource({"y": store["y"]}),
+                fs=float(fs),
+                scale=store["scale"],
+                limit=float(limit_s),
+            ),
+            code=WAVEFORM_JS,
+        )
         fig.x_range.js_on_change("start", code)
         fig.x_range.js_on_change("end", code)
         if fig.x_range.end - fig.x_range.start <= limit_s:  # a record shorter than the limit: drawn from the start
-            source.data = {"x": np.concatenate([np.arange(a, a + n) / fs for a, n in zip(store["start"],
-                                                                                           store["length"])]),
-                           "y": store["y"] * store["scale"]}
+            source.data = {
+                "x": np.concatenate([np.arange(a, a + n) / fs for a, n in zip(store["start"], store["length"])]),
+                "y": store["y"] * store["scale"],
+            }
             line.visible, image.glyph.global_alpha = True, 0.2
 
     return hook
@@ -260,16 +302,19 @@ def trace_plot(x: np.ndarray, fs: float, lead: str, flagged, record: str):
     image, (lo, hi) = trace_density(x)
     t = hv.Dimension("t", label="time (hh:mm:ss)")
     y = hv.Dimension("mv", label=f"{lead} (mV)")  # the signal is in mV (WFDB, EDF; CSV as given)
-    density = hv.Image(image.astype(np.float32), bounds=(0.0, lo, x.shape[0] / fs, hi), kdims=[t, y],
-                       vdims=["samples"])
+    density = hv.Image(image.astype(np.float32), bounds=(0.0, lo, x.shape[0] / fs, hi), kdims=[t, y], vdims=["samples"])
     windows = detail_windows(x.shape[0], fs, flagged.peak.to_numpy(), flagged.score.to_numpy())
     peaks = flagged.peak.to_numpy()
-    marks = flagged_layers(lambda data, label: hv.Scatter(data, t, [y, *hover_dimensions()], label=label),
-                           {"t": flagged.time_s.to_numpy(), "mv": x[peaks]}, beat_fields(flagged))
+    marks = flagged_layers(
+        lambda data, label: hv.Scatter(data, t, [y, *hover_dimensions()], label=label),
+        {"t": flagged.time_s.to_numpy(), "mv": x[peaks]},
+        beat_fields(flagged),
+    )
     kept = int((windows[:, 1] - windows[:, 0]).sum())
     where = "the whole record" if kept == x.shape[0] else f"{len(windows)} stretches around the top flagged beats"
-    title = (f"{record}: {lead}, {len(flagged)} flagged beats (zoom to ≤ {DETAIL_SPAN_S:.0f} s for the waveform: "
-             f"{where})")
+    title = (
+        f"{record}: {lead}, {len(flagged)} flagged beats (zoom to ≤ {DETAIL_SPAN_S:.0f} s for the waveform: {where})"
+    )
     return _trace_opts(hv.Overlay([density, *marks]), title, waveform_store(x, windows), fs, x.shape[0] / fs)
 
 
@@ -295,8 +340,9 @@ def _clock_axis() -> dict:
     from bokeh.models import AdaptiveTicker, CompositeTicker, CustomJSTickFormatter, SingleIntervalTicker
 
     fine = AdaptiveTicker(mantissas=[1, 2, 5], base=10, max_interval=0.5, num_minor_ticks=0)
-    ticker = CompositeTicker(tickers=[fine, *[SingleIntervalTicker(interval=s, num_minor_ticks=0)
-                                              for s in CLOCK_STEPS_S]])
+    ticker = CompositeTicker(
+        tickers=[fine, *[SingleIntervalTicker(interval=s, num_minor_ticks=0) for s in CLOCK_STEPS_S]]
+    )
     return dict(xticks=ticker, xformatter=CustomJSTickFormatter(code=CLOCK_JS))
 
 
@@ -306,10 +352,24 @@ def _trace_opts(overlay, title: str, store: dict, fs: float, duration_s: float):
         hv.opts.Image(cmap="Blues", cnorm="eq_hist", backend="bokeh"),
         hv.opts.Image(cmap="Blues", cnorm="eq_hist", backend="matplotlib"),
         hv.opts.Scatter(tools=["hover"], hover_tooltips=HOVER, backend="bokeh"),
-        hv.opts.Overlay(title=title, width=1250, height=360, legend_position="right", backend="bokeh",
-                        hooks=[_waveform_hook(store, fs, DETAIL_SPAN_S)], **_clock_axis()),
-        hv.opts.Overlay(title=title, aspect=4, fig_size=400, legend_position="right", backend="matplotlib",
-                        xticks=clock_ticks(duration_s)))
+        hv.opts.Overlay(
+            title=title,
+            width=1250,
+            height=360,
+            legend_position="right",
+            backend="bokeh",
+            hooks=[_waveform_hook(store, fs, DETAIL_SPAN_S)],
+            **_clock_axis(),
+        ),
+        hv.opts.Overlay(
+            title=title,
+            aspect=4,
+            fig_size=400,
+            legend_position="right",
+            backend="matplotlib",
+            xticks=clock_ticks(duration_s),
+        ),
+    )
 
 
 def rr_histogram(rr_s: np.ndarray, upper_s: float, bins: int = LENGTH_BINS):
@@ -330,8 +390,10 @@ def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record:
     overflow = hv.Histogram(([upper + 2 * w, upper + 8 * w], [over]), kdims=[rr], vdims=[n])
     text = hv.Labels(([upper + 5 * w], [over], [f"> {upper:.2f} s: {over}"]), [rr, n], "text")
     bounds = hv.VLine(min_rr_s) * hv.VLine(max_rr_s)
-    title = (f"{record}: RR intervals, pruning bounds {min_rr_s}–{max_rr_s} s (dashed); "
-             f"{over} longer than {upper:.2f} s (grey bar)")
+    title = (
+        f"{record}: RR intervals, pruning bounds {min_rr_s}–{max_rr_s} s (dashed); "
+        f"{over} longer than {upper:.2f} s (grey bar)"
+    )
     ticks = [float(v) for v in np.arange(0.0, upper + 1e-9, 0.5 if upper > 2 else 0.25)]  # none under the bar
     grey = dict(fill_color="#999999", line_color="#666666"), dict(facecolor="#999999", edgecolor="#666666")
     return (hv.Histogram((edges, counts), kdims=[rr], vdims=[n]) * _styled(overflow, *grey) * text * bounds).opts(
@@ -340,11 +402,13 @@ def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record:
         hv.opts.VLine(color="red", line_dash="dashed", backend="bokeh"),
         hv.opts.VLine(color="red", linestyle="--", backend="matplotlib"),
         hv.opts.Overlay(title=title, width=750, height=350, xticks=ticks, backend="bokeh"),
-        hv.opts.Overlay(title=title, aspect=2, fig_size=200, xticks=ticks, backend="matplotlib"))
+        hv.opts.Overlay(title=title, aspect=2, fig_size=200, xticks=ticks, backend="matplotlib"),
+    )
 
 
-def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str, record: str,
-                 pre_peak_s: float = 0.0):
+def gallery_plot(
+    rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str, record: str, pre_peak_s: float = 0.0
+):
     """The gallery's beats (first lead, ``rows`` [k, L], NaN past each beat's end) each over the median normal
     beat ``normal`` [L] (light grey), stacked top to bottom in :func:`gallery_pick`'s order in one panel, each in
     its class colour, time from the R peak (the rows start ``pre_peak_s`` before it), labelled with time, class
@@ -361,24 +425,36 @@ def gallery_plot(rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: st
     paths = _coloured(hv.Path([np.column_stack([t, normal + o]) for o in offsets], [x, y]), "#bbbbbb")
     for c in dict.fromkeys(classes):
         mine = np.flatnonzero(classes == c)
-        paths = paths * _coloured(hv.Path([np.column_stack([t, rows[i] + offsets[i]]) for i in mine], [x, y]),
-                                  CLASS_COLOURS.get(c, "crimson"))
-    text = [f"beat {int(b.beat)} @ {clock(b.time_s)}: {_class_of(b)}{b.reason or 'not flagged'} {b.score:.2f}"
-            f"{_rr_text(b)}" for _, b in info.iterrows()]
+        paths = paths * _coloured(
+            hv.Path([np.column_stack([t, rows[i] + offsets[i]]) for i in mine], [x, y]), CLASS_COLOURS.get(c, "crimson")
+        )
+    text = [
+        f"beat {int(b.beat)} @ {clock(b.time_s)}: {_class_of(b)}{b.reason or 'not flagged'} {b.score:.2f}{_rr_text(b)}"
+        for _, b in info.iterrows()
+    ]
     labels = hv.Labels((np.full(len(rows), t[-1]), offsets + 0.35 * step, text), [x, y], "beat")
     bar_y = (offsets[-1] if len(offsets) else 0.0) - 0.5 * step
     bar = _coloured(hv.Path([np.array([[t[0], bar_y], [t[0], bar_y + 1.0]])], [x, y]), "black")
     bar_label = hv.Labels(([t[0] + 0.01], [bar_y + 0.5], ["1 mV"]), [x, y], "scale")
     flagged = int(info["anomaly"].sum()) if "anomaly" in info else len(rows)
-    title = (f"{record}: {len(rows)} beats ({flagged} flagged), by reason and family in turn, in their class "
-             f"colour, over the median normal beat (grey)")
-    return (paths * labels * bar * bar_label.opts(
-        hv.opts.Labels(text_align="left", text_font_size="8pt", backend="bokeh"),
-        hv.opts.Labels(horizontalalignment="left", size=7, backend="matplotlib"))).opts(
+    title = (
+        f"{record}: {len(rows)} beats ({flagged} flagged), by reason and family in turn, in their class "
+        f"colour, over the median normal beat (grey)"
+    )
+    return (
+        paths
+        * labels
+        * bar
+        * bar_label.opts(
+            hv.opts.Labels(text_align="left", text_font_size="8pt", backend="bokeh"),
+            hv.opts.Labels(horizontalalignment="left", size=7, backend="matplotlib"),
+        )
+    ).opts(
         hv.opts.Labels(text_align="right", text_font_size="9pt", text_color="black", yaxis=None, backend="bokeh"),
         hv.opts.Labels(horizontalalignment="right", size=8, color="black", yaxis=None, backend="matplotlib"),
         hv.opts.Overlay(title=title, width=700, height=60 * max(len(rows), 4), yaxis=None, backend="bokeh"),
-        hv.opts.Overlay(title=title, fig_inches=(8, 0.6 * max(len(rows), 4)), yaxis=None, backend="matplotlib"))
+        hv.opts.Overlay(title=title, fig_inches=(8, 0.6 * max(len(rows), 4)), yaxis=None, backend="matplotlib"),
+    )
 
 
 def _rr_text(beat) -> str:
@@ -418,7 +494,7 @@ def gallery_pick(kept, k: int = GALLERY_SIZE, apart_s: float = GALLERY_APART_S):
             chosen.append(label)
             times.append(t)
     rest = kept.drop(index=chosen).sort_values("score", ascending=False, kind="stable")
-    return chosen + rest.index[:k - len(chosen)].tolist()
+    return chosen + rest.index[: k - len(chosen)].tolist()
 
 
 def gallery_rows(rows: np.ndarray, kept, lengths=None):
@@ -471,7 +547,9 @@ def plot(record: str, paths: dict, out_dir, seg) -> None:
     times = scores.sort_values("beat").time_s.to_numpy()  # beat = 0..n-1 in time order
     i = top.beat.to_numpy()
     last = len(times) - 1
-    top = top.assign(rr_before_s=np.where(i > 0, times[i] - times[np.maximum(i - 1, 0)], np.nan),
-                     rr_after_s=np.where(i < last, times[np.minimum(i + 1, last)] - times[i], np.nan))
+    top = top.assign(
+        rr_before_s=np.where(i > 0, times[i] - times[np.maximum(i - 1, 0)], np.nan),
+        rr_after_s=np.where(i < last, times[np.minimum(i + 1, last)] - times[i], np.nan),
+    )
     save(gallery_plot(top_rows, median, top, fs, lead, record, seg.pre_peak_s), out_dir / "gallery")
     log.info("plot %s: 4 figures (HTML + PNG) in %s", record, out_dir)

@@ -37,9 +37,9 @@ STRIP_S = 10.0
 MAX_AF = 3
 MAX_BEATS = 4
 BAND_HZ = (0.5, 40.0)
-PAD_S = 2.0                 # signal read either side of a strip for the filter's edges
-LEAD_SPAN_MV = (1.5, 5.0)   # a lead's band height, bounds
-INCH_PER_S = 1.0            # 10 s = 10 in: 0.2 s and 0.5 mV squares of 0.2 in (1 mV = 0.4 in)
+PAD_S = 2.0  # signal read either side of a strip for the filter's edges
+LEAD_SPAN_MV = (1.5, 5.0)  # a lead's band height, bounds
+INCH_PER_S = 1.0  # 10 s = 10 in: 0.2 s and 0.5 mV squares of 0.2 in (1 mV = 0.4 in)
 INCH_PER_MV = INCH_PER_S * 0.2 / 0.5
 DPI = 110
 
@@ -102,11 +102,22 @@ def _run_events(part: dict, name: str, letter: str, duration_s: float, fastest: 
     out = []
     for what, r in chosen:
         s, e = r["start_s"], r["end_s"]
-        title = (f"{what.capitalize()} {name} run: {r['beats']} {letter} beats at {_fmt_rate(r.get('rate_bpm'))}, "
-                 f"{clock(s)}–{clock(e)} ({e - s:.1f} s)")
+        title = (
+            f"{what.capitalize()} {name} run: {r['beats']} {letter} beats at {_fmt_rate(r.get('rate_bpm'))}, "
+            f"{clock(s)}–{clock(e)} ({e - s:.1f} s)"
+        )
         kind = f"{letter.lower()}_run_" + what.replace(" and ", "_")
-        out.append(Event(kind, title, s, *strip_window(s, e, duration_s), span=(s, e), rate_bpm=r.get("rate_bpm"),
-                         details={"beats": r["beats"], "end_s": e}))
+        out.append(
+            Event(
+                kind,
+                title,
+                s,
+                *strip_window(s, e, duration_s),
+                span=(s, e),
+                rate_bpm=r.get("rate_bpm"),
+                details={"beats": r["beats"], "end_s": e},
+            )
+        )
     return out
 
 
@@ -134,10 +145,22 @@ def _minute_events(summary: dict, time_s, valid, duration_s: float) -> list[Even
             continue  # (a record of one minute, or of one rate: one strip)
         start, strip_bpm = window_rate(time_s, valid, m0, min(m0 + 60.0, duration_s), fastest)
         start, end = strip_window(start, start + STRIP_S, duration_s, lead_in_s=0.0)
-        title = (f"{name} minute {clock(m0)}–{clock(m0 + 60)}: {bpm:.0f} bpm (its {name.lower()} 10 s: "
-                 f"{_fmt_rate(strip_bpm)})")
-        out.append(Event(f"minute_{'fastest' if fastest else 'slowest'}", title, start, start, end,
-                         span=None, rate_bpm=bpm, details={"minute_start_s": m0, "strip_bpm": strip_bpm}))
+        title = (
+            f"{name} minute {clock(m0)}–{clock(m0 + 60)}: {bpm:.0f} bpm (its {name.lower()} 10 s: "
+            f"{_fmt_rate(strip_bpm)})"
+        )
+        out.append(
+            Event(
+                f"minute_{'fastest' if fastest else 'slowest'}",
+                title,
+                start,
+                start,
+                end,
+                span=None,
+                rate_bpm=bpm,
+                details={"minute_start_s": m0, "strip_bpm": strip_bpm},
+            )
+        )
     return out
 
 
@@ -173,20 +196,39 @@ def _beat_events(scores, time_s, valid, duration_s: float, max_beats: int) -> li
         fam = int(row.family)
         rr = [f"{v:.2f} s {w}" for w, v in (("before", rr_before), ("after", rr_after)) if v is not None]
         fam_txt = "" if why.endswith(f"family {fam}") else f" (family {fam})" if fam >= 0 else " (no family)"
-        title = (f"{why.capitalize()}: {row['class']}{fam_txt}, {row.reason or 'flagged'} score "
-                 f"{float(row.score):.2f}" + (f"; RR {', '.join(rr)}" if rr else ""))
+        title = (
+            f"{why.capitalize()}: {row['class']}{fam_txt}, {row.reason or 'flagged'} score "
+            f"{float(row.score):.2f}" + (f"; RR {', '.join(rr)}" if rr else "")
+        )
         start, end = strip_window(t, t, duration_s)
-        out.append(Event("beat", title, t, start, end, span=(t - 0.12, t + 0.12),
-                         rate_bpm=_local_rate(time_s, valid, start, end),
-                         details={"beat": beat, "class": str(row["class"]), "family": fam, "reason": str(row.reason),
-                                  "score": float(row.score), "rr_before_s": rr_before, "rr_after_s": rr_after}))
+        out.append(
+            Event(
+                "beat",
+                title,
+                t,
+                start,
+                end,
+                span=(t - 0.12, t + 0.12),
+                rate_bpm=_local_rate(time_s, valid, start, end),
+                details={
+                    "beat": beat,
+                    "class": str(row["class"]),
+                    "family": fam,
+                    "reason": str(row.reason),
+                    "score": float(row.score),
+                    "rr_before_s": rr_before,
+                    "rr_after_s": rr_after,
+                },
+            )
+        )
         if len(out) >= max_beats:
             break
     return out
 
 
-def select_events(summary: dict, scores, max_af: int = MAX_AF, max_beats: int = MAX_BEATS,
-                  duration_s: float | None = None) -> list[Event]:
+def select_events(
+    summary: dict, scores, max_af: int = MAX_AF, max_beats: int = MAX_BEATS, duration_s: float | None = None
+) -> list[Event]:
     """The record's strips (see the module docstring). ``scores``: ``scores.parquet`` as pandas (columns
     ``beat``, ``time_s``, ``score``, ``anomaly``, ``reason``, ``class``, ``family``); ``duration_s``: the
     record's, where the summary has none."""
@@ -202,9 +244,17 @@ def select_events(summary: dict, scores, max_af: int = MAX_AF, max_beats: int = 
     if summary.get("pauses"):
         p = max(summary["pauses"], key=lambda p: (p["duration_s"], -p["start_s"]))
         s, e = p["start_s"], p["start_s"] + p["duration_s"]
-        events.append(Event("pause_longest", f"Longest pause: {p['duration_s']:.2f} s at {clock(s)} "
-                            f"({len(summary['pauses'])} pauses ≥ 2 s)", s, *strip_window(s, e, duration_s),
-                            span=(s, e), rate_bpm=60.0 / p["duration_s"], details={"duration_s": p["duration_s"]}))
+        events.append(
+            Event(
+                "pause_longest",
+                f"Longest pause: {p['duration_s']:.2f} s at {clock(s)} ({len(summary['pauses'])} pauses ≥ 2 s)",
+                s,
+                *strip_window(s, e, duration_s),
+                span=(s, e),
+                rate_bpm=60.0 / p["duration_s"],
+                details={"duration_s": p["duration_s"]},
+            )
+        )
     events += _minute_events(summary, time_s, valid, duration_s)
     episodes = summary["af"]["episodes"]
     for k, ep in enumerate(episodes[:max_af]):
@@ -212,10 +262,22 @@ def select_events(summary: dict, scores, max_af: int = MAX_AF, max_beats: int = 
         start, end = strip_window(s, s, duration_s, lead_in_s=3.0)
         rate = _local_rate(time_s, valid, s, min(e, end))
         onset = "present from the start of the recording" if s < 1.0 else f"onset at {clock(s)}"
-        title = (f"AF/flutter episode {k + 1} of {len(episodes)}, {onset}: {clock(e - s)} long, "
-                 f"{_fmt_rate(rate)} in the strip")
-        events.append(Event("af_onset", title, s, start, end, span=(s, min(e, end)), rate_bpm=rate,
-                            details={"end_s": e, "episode": k + 1}))
+        title = (
+            f"AF/flutter episode {k + 1} of {len(episodes)}, {onset}: {clock(e - s)} long, "
+            f"{_fmt_rate(rate)} in the strip"
+        )
+        events.append(
+            Event(
+                "af_onset",
+                title,
+                s,
+                start,
+                end,
+                span=(s, min(e, end)),
+                rate_bpm=rate,
+                details={"end_s": e, "episode": k + 1},
+            )
+        )
     events += _beat_events(scores, time_s, valid, duration_s, max_beats)
     for k, ev in enumerate(events, 1):
         ev.number = k
@@ -223,6 +285,7 @@ def select_events(summary: dict, scores, max_af: int = MAX_AF, max_beats: int = 
 
 
 # ---------------------------------------------------------------- drawing
+
 
 def _band_pass(x: np.ndarray, fs: float) -> np.ndarray:
     from scipy.signal import butter, sosfiltfilt
@@ -239,7 +302,7 @@ def strip_traces(leads: dict, fs: float, event: Event) -> tuple[np.ndarray, dict
     n = len(next(iter(leads.values())))
     a, b = int(round(event.start_s * fs)), min(n, int(round(event.end_s * fs)))
     pa, pb = max(0, a - int(PAD_S * fs)), min(n, b + int(PAD_S * fs))
-    out = {name: _band_pass(np.asarray(x[pa:pb], dtype=np.float64), fs)[a - pa:b - pa] for name, x in leads.items()}
+    out = {name: _band_pass(np.asarray(x[pa:pb], dtype=np.float64), fs)[a - pa : b - pa] for name, x in leads.items()}
     return np.arange(a, b) / fs, out
 
 
@@ -272,8 +335,12 @@ LEFT_IN, RIGHT_IN, TITLE_IN, AXIS_IN, GAP_IN, HEAD_IN = 0.55, 0.25, 0.32, 0.32, 
 def _beat_marks(scores) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(time_s, class, flagged, reason)`` of every beat, in time order."""
     ordered = scores.sort_values("time_s", kind="stable")
-    return (ordered.time_s.to_numpy(np.float64), ordered["class"].astype(str).to_numpy(),
-            ordered.anomaly.to_numpy(bool), ordered.reason.astype(str).to_numpy())
+    return (
+        ordered.time_s.to_numpy(np.float64),
+        ordered["class"].astype(str).to_numpy(),
+        ordered.anomaly.to_numpy(bool),
+        ordered.reason.astype(str).to_numpy(),
+    )
 
 
 def _strip_contents(events: list[Event], leads: dict, fs: float) -> list[tuple]:
@@ -289,17 +356,33 @@ def _strip_contents(events: list[Event], leads: dict, fs: float) -> list[tuple]:
 
 def _figure_header(fig, record: str, n_events: int, unit_note: str, fig_w: float, total_h: float) -> None:
     """The figure's title, the note on the scale and the marks, and the classes' colour key."""
-    fig.text(LEFT_IN / fig_w, 1 - 0.25 / total_h, f"{record}: event strips ({n_events})", fontsize=13,
-             fontweight="bold", va="center")
-    note = (f"10 s each at 25 mm/s: grid 0.2 s × 0.5 mV (minor 0.04 s × 0.1 mV), band-passed "
-            f"{BAND_HZ[0]:g}–{BAND_HZ[1]:g} Hz{unit_note}.\nLetters: each beat's class at its R peak; ▼ flagged "
-            f"beat (magenta: morphology, blue: rhythm); numbers at the bottom: RR intervals (s); shaded: the event.")
+    fig.text(
+        LEFT_IN / fig_w,
+        1 - 0.25 / total_h,
+        f"{record}: event strips ({n_events})",
+        fontsize=13,
+        fontweight="bold",
+        va="center",
+    )
+    note = (
+        f"10 s each at 25 mm/s: grid 0.2 s × 0.5 mV (minor 0.04 s × 0.1 mV), band-passed "
+        f"{BAND_HZ[0]:g}–{BAND_HZ[1]:g} Hz{unit_note}.\nLetters: each beat's class at its R peak; ▼ flagged "
+        f"beat (magenta: morphology, blue: rhythm); numbers at the bottom: RR intervals (s); shaded: the event."
+    )
     fig.text(LEFT_IN / fig_w, 1 - 0.5 / total_h, note, fontsize=8.5, va="top", color="#333333", linespacing=1.4)
     x_key = 1 - (RIGHT_IN + 1.6) / fig_w
     fig.text(x_key - 0.1 / fig_w, 1 - 0.25 / total_h, "classes:", fontsize=9, ha="right", va="center")
     for k, (c, colour) in enumerate(CLASS_COLOURS.items()):
-        fig.text(x_key + k * 0.22 / fig_w, 1 - 0.25 / total_h, c, color=colour, fontsize=12, fontweight="bold",
-                 va="center", family="monospace")
+        fig.text(
+            x_key + k * 0.22 / fig_w,
+            1 - 0.25 / total_h,
+            c,
+            color=colour,
+            fontsize=12,
+            fontweight="bold",
+            va="center",
+            family="monospace",
+        )
 
 
 def _draw_traces(ax, t: np.ndarray, traces: dict, bands: list, t0: float, y1: float) -> None:
@@ -308,8 +391,16 @@ def _draw_traces(ax, t: np.ndarray, traces: dict, bands: list, t0: float, y1: fl
     for (name, x), (centre, span) in zip(traces.items(), bands, strict=True):
         mid = y - span / 2.0
         ax.plot(t, np.clip(x - centre, -span / 2, span / 2) + mid, color="black", lw=0.8, zorder=2)
-        ax.text(t0 + 0.03, y - 0.12, f"{name} (mV)", fontsize=8, va="top", ha="left", zorder=3,
-                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 1})
+        ax.text(
+            t0 + 0.03,
+            y - 0.12,
+            f"{name} (mV)",
+            fontsize=8,
+            va="top",
+            ha="left",
+            zorder=3,
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 1},
+        )
         y -= span
 
 
@@ -320,16 +411,42 @@ def _draw_beats(ax, marks: tuple, t0: float, t1: float, y0: float, y1: float) ->
     idx = np.flatnonzero((t_all >= t0) & (t_all < t1))
     for i in idx:
         c = cls_all[i]
-        ax.text(t_all[i], y1 - 0.22, c, color=CLASS_COLOURS.get(c, "black"), fontsize=9, fontweight="bold",
-                ha="center", va="center", zorder=3, family="monospace")
+        ax.text(
+            t_all[i],
+            y1 - 0.22,
+            c,
+            color=CLASS_COLOURS.get(c, "black"),
+            fontsize=9,
+            fontweight="bold",
+            ha="center",
+            va="center",
+            zorder=3,
+            family="monospace",
+        )
         if flag_all[i]:
-            ax.text(t_all[i], y1 - 0.45, "▼", color=REASON_COLOURS.get(reason_all[i], "black"), fontsize=6,
-                    ha="center", va="center", zorder=3)
+            ax.text(
+                t_all[i],
+                y1 - 0.45,
+                "▼",
+                color=REASON_COLOURS.get(reason_all[i], "black"),
+                fontsize=6,
+                ha="center",
+                va="center",
+                zorder=3,
+            )
     for i in idx:
         if i + 1 < len(t_all) and t_all[i + 1] < t1:
             rr = t_all[i + 1] - t_all[i]
-            ax.text((t_all[i] + t_all[i + 1]) / 2, y0 + 0.15, f"{rr:.2f}", fontsize=6.5, ha="center",
-                    va="center", color="#333333", zorder=3)
+            ax.text(
+                (t_all[i] + t_all[i + 1]) / 2,
+                y0 + 0.15,
+                f"{rr:.2f}",
+                fontsize=6.5,
+                ha="center",
+                va="center",
+                color="#333333",
+                zorder=3,
+            )
 
 
 def _style_axes(ax, t0: float, t1: float, y0: float, y1: float) -> None:
@@ -366,10 +483,24 @@ def _draw_strip(fig, strip: tuple, marks: tuple, top: float, fig_w: float, total
     _draw_beats(ax, marks, t0, t1, y0, y1)
     _style_axes(ax, t0, t1, y0, y1)
     rate = "" if ev.rate_bpm is None else f"  ·  {ev.rate_bpm:.0f} bpm"
-    fig.text(LEFT_IN / fig_w, (bottom + ax_h + 0.06) / total_h, f"{ev.number}. {ev.title}", fontsize=9.5,
-             fontweight="bold", va="bottom", ha="left")
-    fig.text((LEFT_IN + width_in) / fig_w, (bottom + ax_h + 0.06) / total_h, f"{ev.clock}{rate}", fontsize=8.5,
-             va="bottom", ha="right", color="#444444")
+    fig.text(
+        LEFT_IN / fig_w,
+        (bottom + ax_h + 0.06) / total_h,
+        f"{ev.number}. {ev.title}",
+        fontsize=9.5,
+        fontweight="bold",
+        va="bottom",
+        ha="left",
+    )
+    fig.text(
+        (LEFT_IN + width_in) / fig_w,
+        (bottom + ax_h + 0.06) / total_h,
+        f"{ev.clock}{rate}",
+        fontsize=8.5,
+        va="bottom",
+        ha="right",
+        color="#444444",
+    )
 
 
 def draw_strips(events: list[Event], leads: dict, fs: float, scores, record: str, unit_note: str = ""):
@@ -417,8 +548,18 @@ def _palette() -> list[tuple[int, int, int]]:
     """The figure's colours and their blends with its backgrounds (anti-aliased edges): at most 256."""
     from matplotlib.colors import to_rgb
 
-    base = ["#ffffff", "#000000", "#333333", "#444444", "#999999", GRID_MAJOR, GRID_MINOR, SPAN_COLOUR,
-            *CLASS_COLOURS.values(), *REASON_COLOURS.values()]
+    base = [
+        "#ffffff",
+        "#000000",
+        "#333333",
+        "#444444",
+        "#999999",
+        GRID_MAJOR,
+        GRID_MINOR,
+        SPAN_COLOUR,
+        *CLASS_COLOURS.values(),
+        *REASON_COLOURS.values(),
+    ]
     rgb = [np.array(to_rgb(c)) for c in dict.fromkeys(base)]
     backgrounds = rgb[:1] + [np.array(to_rgb(c)) for c in (GRID_MAJOR, GRID_MINOR, SPAN_COLOUR)]
     out = list(rgb)
@@ -444,8 +585,16 @@ def save_png(fig, path) -> None:
     image.quantize(palette=pal, dither=Image.Dither.NONE).save(path, format="PNG", optimize=True)
 
 
-def write_strips(record: str, summary: dict, scores, signal_path, png_path, json_path=None,
-                 max_af: int = MAX_AF, max_beats: int = MAX_BEATS) -> list[Event]:
+def write_strips(
+    record: str,
+    summary: dict,
+    scores,
+    signal_path,
+    png_path,
+    json_path=None,
+    max_af: int = MAX_AF,
+    max_beats: int = MAX_BEATS,
+) -> list[Event]:
     """Select the record's events, draw them from ``signal.parquet`` and write the figure and the events.
 
     Parameters
@@ -487,5 +636,6 @@ def write_strips(record: str, summary: dict, scores, signal_path, png_path, json
 
 def write_events(events: list[Event], record: str, path) -> None:
     with atomic_path(Path(path)) as tmp:
-        Path(tmp).write_text(json.dumps({"record": record, "strip_s": STRIP_S,
-                                         "events": [ev.as_json() for ev in events]}, indent=1))
+        Path(tmp).write_text(
+            json.dumps({"record": record, "strip_s": STRIP_S, "events": [ev.as_json() for ev in events]}, indent=1)
+        )

@@ -93,7 +93,6 @@ def compare(windows, template, width: int, shift: int):
     tc = template - template.mean(-1, keepdim=True)
     t_norm = tc.pow(2).sum().sqrt().clamp_min(1e-12)
     t_width = _spread(template[None])[0].clamp_min(1e-6)
-    channels = windows.shape[1]
     kernel = tc[None].to(windows.dtype)  # [1, channels, W]: the sum over leads of the window times the template
     out = []
     for chunk in windows.split(CHUNK):
@@ -137,7 +136,7 @@ def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS) -> np.ndarray:
     c = np.array(centres)
     labels = np.zeros(n, np.int64)
     for _ in range(steps):
-        dist = (f ** 2).sum(1)[:, None] - 2 * f @ c.T + (c ** 2).sum(1)[None, :]
+        dist = (f**2).sum(1)[:, None] - 2 * f @ c.T + (c**2).sum(1)[None, :]
         new = dist.argmin(1)
         if (new == labels).all() and _ > 0:
             break
@@ -150,8 +149,11 @@ def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS) -> np.ndarray:
 
 
 def _matches(corr, amp, width) -> np.ndarray:
-    return (corr >= SAME_CORR) & (np.abs(np.log(amp)) <= np.log(SAME_AMPLITUDE)) & \
-        (np.abs(np.log(width)) <= np.log(SAME_WIDTH))
+    return (
+        (corr >= SAME_CORR)
+        & (np.abs(np.log(amp)) <= np.log(SAME_AMPLITUDE))
+        & (np.abs(np.log(width)) <= np.log(SAME_WIDTH))
+    )
 
 
 def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: np.ndarray) -> dict:
@@ -248,8 +250,9 @@ def _fit_families(windows, family: np.ndarray, n_families: int, best: np.ndarray
         template = _aligned_median(windows, rows, best_d, width)
         c, _, _, _ = compare(windows[torch.as_tensor(rows, device=windows.device)], template, width, shift)
         member_corr[rows] = c
-        same[fam] = bool(_matches(*(np.array([v]) for v in (np.median(corr[rows]), np.median(amp[rows]),
-                                                               np.median(wid[rows]))))[0])
+        same[fam] = bool(
+            _matches(*(np.array([v]) for v in (np.median(corr[rows]), np.median(amp[rows]), np.median(wid[rows]))))[0]
+        )
     family = np.where(member_corr < MEMBER_CORR, -1, family)
     return {"family": family, "corr": corr, "amplitude": amp, "width": wid, "same": same}
 
@@ -261,11 +264,15 @@ def _p_like(x, scale, family: np.ndarray, n_families: int, peak_row: int, fs: fl
 
     head = max(2, peak_row - round(QRS_BEFORE_S * fs))  # the row before the QRS window: the P wave
     p_scale = torch.as_tensor(scale, dtype=x.dtype, device=x.device)[None, :, None]
-    p_waves = [x[torch.as_tensor(np.flatnonzero(family == f), device=x.device), :, :head].div(p_scale)
-               .median(0).values if (family == f).any() else None for f in range(n_families)]
+    p_waves = [
+        x[torch.as_tensor(np.flatnonzero(family == f), device=x.device), :, :head].div(p_scale).median(0).values
+        if (family == f).any()
+        else None
+        for f in range(n_families)
+    ]
     p_like = np.zeros(n_families, bool)
     if p_waves and p_waves[0] is not None and head > 2 * shift + 2:
-        ref = p_waves[0][:, shift:head - shift]
+        ref = p_waves[0][:, shift : head - shift]
         for f, w in enumerate(p_waves):
             if w is not None:
                 c, a, _, _ = compare(w[None], ref, head - 2 * shift, shift)
@@ -341,8 +348,18 @@ def supraventricular(parts, ventricular: np.ndarray, rr_window: int) -> np.ndarr
     return ectopic
 
 
-def classify(peaks: np.ndarray, kept: np.ndarray, x, scale, peak_row: int, fs: float, latent_z: np.ndarray,
-             typical: np.ndarray, parts, rr_window: int = 9) -> tuple[np.ndarray, np.ndarray]:
+def classify(
+    peaks: np.ndarray,
+    kept: np.ndarray,
+    x,
+    scale,
+    peak_row: int,
+    fs: float,
+    latent_z: np.ndarray,
+    typical: np.ndarray,
+    parts,
+    rr_window: int = 9,
+) -> tuple[np.ndarray, np.ndarray]:
     """Each beat's AAMI class and morphology family (steps 1–4 of the module docstring).
 
     Parameters

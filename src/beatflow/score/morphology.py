@@ -102,8 +102,10 @@ class Morphology:
             return stretch_after(chunk, self.pivot, torch.full((chunk.shape[0],), factor, device=chunk.device))
 
         with torch.inference_mode():
-            out = [torch.stack([self.model.encode(aligned(chunk, f))[0] for f in self.factors])
-                   for chunk in x.split(self.batch_size)]
+            out = [
+                torch.stack([self.model.encode(aligned(chunk, f))[0] for f in self.factors])
+                for chunk in x.split(self.batch_size)
+            ]
         return torch.cat(out, dim=1).double()
 
     def fit(self, latents, train_rows: np.ndarray, quantile: float) -> Morphology:

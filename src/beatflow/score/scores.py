@@ -91,12 +91,25 @@ def timing(peaks: np.ndarray, p: ScoreParams, morph: np.ndarray | None = None) -
     low, high = nearest_quantiles(x, usable, p.spread_window, (1 - UPPER_QUARTILE, UPPER_QUARTILE))
     spread = np.nan_to_num((high - low) / IQR_TO_SD, nan=0.0)
     z = norm.ppf(p.quantile)
-    return Timing(x, reference, np.maximum(math.log(1 / p.premature), z * spread),
-                  np.maximum(math.log(p.pause), z * spread), nearest_typical, math.log(1 / p.premature))
+    return Timing(
+        x,
+        reference,
+        np.maximum(math.log(1 / p.premature), z * spread),
+        np.maximum(math.log(p.pause), z * spread),
+        nearest_typical,
+        math.log(1 / p.premature),
+    )
 
 
-def rhythm_ratio(peaks: np.ndarray, fs: float, min_rr_s: float, max_rr_s: float, p: ScoreParams,
-                 morph: np.ndarray | None = None, parts: Timing | None = None) -> np.ndarray:
+def rhythm_ratio(
+    peaks: np.ndarray,
+    fs: float,
+    min_rr_s: float,
+    max_rr_s: float,
+    p: ScoreParams,
+    morph: np.ndarray | None = None,
+    parts: Timing | None = None,
+) -> np.ndarray:
     """Timing anomaly per beat as a ratio to its threshold (> 1: anomalous), from the interval since the
     previous beat: the beat that comes early or late is the anomalous one, not the beat before it.
 
@@ -152,8 +165,15 @@ def combined(morph_ratio: np.ndarray, rhythm: np.ndarray, kept: np.ndarray) -> t
     return morph, np.fmax(np.fmax(morph, rhythm), joint)
 
 
-def score_table(beats, fs: float, morph_ratio: np.ndarray, rhythm: np.ndarray, split: np.ndarray,
-                beat_class: np.ndarray | None = None, family: np.ndarray | None = None):
+def score_table(
+    beats,
+    fs: float,
+    morph_ratio: np.ndarray,
+    rhythm: np.ndarray,
+    split: np.ndarray,
+    beat_class: np.ndarray | None = None,
+    family: np.ndarray | None = None,
+):
     """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, ``rhythm``, ``beat_class``
     and ``family`` per beat, in order (no classes: every kept beat ``N`` of family 0, pruned ones ``Q``, −1).
     A beat is an anomaly when its score passes 1, its class is ``S``, ``V`` or ``F``, or it is kept and its
@@ -169,10 +189,19 @@ def score_table(beats, fs: float, morph_ratio: np.ndarray, rhythm: np.ndarray, s
     reason = np.where(~anomaly, "", np.where(np.nan_to_num(morph, nan=-1) >= rhythm, "morphology", "rhythm"))
     splits = np.full(len(beats), "pruned", dtype=object)
     splits[kept] = split
-    return pd.DataFrame({
-        "beat": beats.beat.to_numpy(), "peak": beats.peak.to_numpy(), "time_s": beats.peak.to_numpy() / fs,
-        "split": splits.astype(str), "score": score, "anomaly": anomaly, "reason": reason.astype(str),
-        "class": np.asarray(beat_class).astype(str), "family": np.asarray(family, dtype=np.int64)})
+    return pd.DataFrame(
+        {
+            "beat": beats.beat.to_numpy(),
+            "peak": beats.peak.to_numpy(),
+            "time_s": beats.peak.to_numpy() / fs,
+            "split": splits.astype(str),
+            "score": score,
+            "anomaly": anomaly,
+            "reason": reason.astype(str),
+            "class": np.asarray(beat_class).astype(str),
+            "family": np.asarray(family, dtype=np.int64),
+        }
+    )
 
 
 def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> None:
@@ -224,9 +253,12 @@ def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> 
     rows = arrays.load(inputs["embedding"], backend.gpu)
     lengths = torch.as_tensor(kept_lengths(beats, rows, record, inputs["embedding"]), device=device)
     if tuple(rows.shape[1:]) != (hparams["channels"], hparams["length"]):
-        raise BeatflowError(f"embedding {tuple(rows.shape)} does not match the model "
-                            f"({hparams['channels']} channels x {hparams['length']} samples)", record=record,
-                            path=str(inputs["embedding"]))
+        raise BeatflowError(
+            f"embedding {tuple(rows.shape)} does not match the model "
+            f"({hparams['channels']} channels x {hparams['length']} samples)",
+            record=record,
+            path=str(inputs["embedding"]),
+        )
     x = model.complete(as_tensor(rows, backend, device), lengths)
     train_rows, test_rows = split_indices(len(x), hparams["train_fraction"], hparams["seed"])
     split = np.full(len(x), "test", dtype=object)
@@ -242,18 +274,35 @@ def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> 
         end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
         morph[after], latent[after] = judge.ratio_with_template_head(x, after, end)
     latent_z = (latent - judge.centre.cpu().numpy()) / judge.spread.cpu().numpy()
-    beat_class, family = classify(peaks, kept, x, model.scale, peak_offset(beats), fs, latent_z,
-                                  morph <= np.median(morph), parts)
+    beat_class, family = classify(
+        peaks, kept, x, model.scale, peak_offset(beats), fs, latent_z, morph <= np.median(morph), parts
+    )
     table = score_table(beats, fs, morph, rhythm, split, beat_class, family)
     write_frame(table, outputs["scores"], {"backend": backend.name, "device": backend.detail})
     test_beats = beats.beat.to_numpy()[kept][test_rows]
-    latent_table = pd.DataFrame({"beat": test_beats,
-                                 **{f"z{i}": latent[test_rows, i] for i in range(latent.shape[1])},
-                                 "score": table.score.to_numpy()[test_beats]})
+    latent_table = pd.DataFrame(
+        {
+            "beat": test_beats,
+            **{f"z{i}": latent[test_rows, i] for i in range(latent.shape[1])},
+            "score": table.score.to_numpy()[test_beats],
+        }
+    )
     write_frame(latent_table, outputs["latent"])
     counts = table[table.anomaly].reason.value_counts().to_dict()
-    log.info("score %s: classes %s, %d families", record, table["class"].value_counts().to_dict(),
-             int(table.family.max()) + 1)
-    log.info("score %s: %d beats, %d anomalous %s (morphology: threshold at quantile %g of the fitted chi-square "
-             "law, alignments %s, %d beats after an anomalous one judged with the template's head)", record,
-             len(table), int(table.anomaly.sum()), counts, p.quantile, judge.factors, after.size)
+    log.info(
+        "score %s: classes %s, %d families",
+        record,
+        table["class"].value_counts().to_dict(),
+        int(table.family.max()) + 1,
+    )
+    log.info(
+        "score %s: %d beats, %d anomalous %s (morphology: threshold at quantile %g of the fitted chi-square "
+        "law, alignments %s, %d beats after an anomalous one judged with the template's head)",
+        record,
+        len(table),
+        int(table.anomaly.sum()),
+        counts,
+        p.quantile,
+        judge.factors,
+        after.size,
+    )

@@ -17,12 +17,28 @@ import time
 
 from beatflow.job import Job
 from beatflow.worker.groups import GROUP_OF, GROUPS, workers_at_start
-from beatflow.worker.protocol import (EXIT_ABANDONED, MAX_WORKERS, PASSED_ENV, REQUEST_TIMEOUT_S, STALL_S, Channel, Run,
-                                      group_of, peer, slot_of)
+from beatflow.worker.protocol import (
+    EXIT_ABANDONED,
+    MAX_WORKERS,
+    PASSED_ENV,
+    REQUEST_TIMEOUT_S,
+    STALL_S,
+    Channel,
+    Run,
+    group_of,
+    peer,
+    slot_of,
+)
 
 START_TIMEOUT_S = 120.0
-THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
-               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")  # Snakemake's per-job caps; the worker sets its own
+THREAD_CAPS = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)  # Snakemake's per-job caps; the worker sets its own
 END_WAIT_S = 5.0  # for the worker's end to reach its log after its connection closed
 
 
@@ -51,8 +67,12 @@ def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | No
     if run is None:
         return None, None
     group = slot_of(GROUP_OF[job.rule], device)
-    request = {"job": job.to_dict(), "pid": os.getpid(), "age": age_s,
-               "env": {k: v for k, v in os.environ.items() if k.startswith("BEATFLOW_") or k in PASSED_ENV}}
+    request = {
+        "job": job.to_dict(),
+        "pid": os.getpid(),
+        "age": age_s,
+        "env": {k: v for k, v in os.environ.items() if k.startswith("BEATFLOW_") or k in PASSED_ENV},
+    }
     for index in range(MAX_WORKERS):
         try:
             channel = _connect(run, group, index)
@@ -124,8 +144,10 @@ def _connect(run: Run, group: str, index: int) -> Channel | None:
     pid, uid = peer(conn)
     if uid != os.getuid():
         conn.close()
-        raise PermissionError(f"the address of warm worker {group} #{index} is held by pid {pid} of uid {uid}, "
-                              f"not this user ({os.getuid()}): no job goes to it; running the job here")
+        raise PermissionError(
+            f"the address of warm worker {group} #{index} is held by pid {pid} of uid {uid}, "
+            f"not this user ({os.getuid()}): no job goes to it; running the job here"
+        )
     return Channel(conn)
 
 
@@ -139,10 +161,22 @@ def spawn(run: Run, group: str, index: int, config: dict, warm: bool = False) ->
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = device
     with path.open("a") as out:
-        return subprocess.Popen([sys.executable, "-m", "beatflow.worker.server", group, str(index), json.dumps(config),
-                                 "warm" if warm else "cold"],
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "beatflow.worker.server",
+                group,
+                str(index),
+                json.dumps(config),
+                "warm" if warm else "cold",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
 
 
 def _start(run: Run, group: str, index: int, config: dict) -> Channel | None:

@@ -27,16 +27,34 @@ class Group:
 
 GROUPS = {
     "ingest": Group(("demo_record", "ingest"), ("beatflow.io.ingest", "beatflow.synth"), ("cudf",)),
-    "detect": Group(("segment", "embed"), ("beatflow.detect.segment", "beatflow.embed.rows"),
-                    ("kvikio", "numba.cuda"), warm_up=("segment", "embed")),
-    "learn": Group(("train", "score", "evaluate"),  # evaluate: right after score, and never in plot's way
-                   ("torch", "beatflow.learn.train", "beatflow.score.scores", "beatflow.evaluate"),
-                   ("kvikio", "torch"), warm_up=("train",)),
+    "detect": Group(
+        ("segment", "embed"),
+        ("beatflow.detect.segment", "beatflow.embed.rows"),
+        ("kvikio", "numba.cuda"),
+        warm_up=("segment", "embed"),
+    ),
+    "learn": Group(
+        ("train", "score", "evaluate"),  # evaluate: right after score, and never in plot's way
+        ("torch", "beatflow.learn.train", "beatflow.score.scores", "beatflow.evaluate"),
+        ("kvikio", "torch"),
+        warm_up=("train",),
+    ),
     # bokeh Documents and matplotlib state grow with every figure: report workers retire early
-    "report": Group(("plot", "holter", "holter_report", "cohort", "cohort_report"),
-                    ("beatflow.report.plots", "beatflow.report.cohort", "beatflow.report.pages",
-                     "beatflow.report.strips", "beatflow.holter", "beatflow.holter.figure"),
-                    max_jobs=12, max_rss_mb=1024, at_start=2, niceness=5),
+    "report": Group(
+        ("plot", "holter", "holter_report", "cohort", "cohort_report"),
+        (
+            "beatflow.report.plots",
+            "beatflow.report.cohort",
+            "beatflow.report.pages",
+            "beatflow.report.strips",
+            "beatflow.holter",
+            "beatflow.holter.figure",
+        ),
+        max_jobs=12,
+        max_rss_mb=1024,
+        at_start=2,
+        niceness=5,
+    ),
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
 CORES_PER_REPORT_WORKER = 2  # report workers started with a run: one per this many cores, at least at_start
@@ -106,21 +124,43 @@ def warm_up(rules: tuple[str, ...], config: dict) -> None:
 
 def warm_up_jobs(d: Path, config: dict) -> list[Job]:
     """The jobs of :data:`WARM_UP_CHAIN` on a synthetic record in ``d``, as workflow/rules/*.smk define them."""
-    f = {name.split(".")[0]: str(d / name) for name in ("csv.csv", "truth.csv", "signal.parquet", "beats.parquet",
-                                                         "embedding.npy", "model.pt")}
+    f = {
+        name.split(".")[0]: str(d / name)
+        for name in ("csv.csv", "truth.csv", "signal.parquet", "beats.parquet", "embedding.npy", "model.pt")
+    }
     train = {**config["train"], "epochs": 1}
 
     def job(rule, inputs, outputs, params, rule_config=config):
-        return Job(rule, {"record": "warm-up"}, Files(list(inputs.values()), inputs),
-                   Files(list(outputs.values()), outputs), Files(), params, rule_config)
+        return Job(
+            rule,
+            {"record": "warm-up"},
+            Files(list(inputs.values()), inputs),
+            Files(list(outputs.values()), outputs),
+            Files(),
+            params,
+            rule_config,
+        )
 
     return [
         job("demo_record", {}, {"csv": f["csv"], "truth": f["truth"]}, {"hours": 2 / 60, "fs": 250.0, "seed": 0}),
-        job("ingest", {}, {"signal": f["signal"]},
-            {"path": f["csv"], "fs": None, "leads": None, "ingest": config["ingest"]}),
+        job(
+            "ingest",
+            {},
+            {"signal": f["signal"]},
+            {"path": f["csv"], "fs": None, "leads": None, "ingest": config["ingest"]},
+        ),
         job("segment", {"signal": f["signal"]}, {"beats": f["beats"]}, {"segment": config["segment"]}),
-        job("embed", {"signal": f["signal"], "beats": f["beats"]}, {"embedding": f["embedding"]},
-            {"embed": config["embed"]}),
-        job("train", {"signal": f["signal"], "embedding": f["embedding"], "beats": f["beats"]},
-            {"model": f["model"]}, {"train": train}, {**config, "train": train}),
+        job(
+            "embed",
+            {"signal": f["signal"], "beats": f["beats"]},
+            {"embedding": f["embedding"]},
+            {"embed": config["embed"]},
+        ),
+        job(
+            "train",
+            {"signal": f["signal"], "embedding": f["embedding"], "beats": f["beats"]},
+            {"model": f["model"]},
+            {"train": train},
+            {**config, "train": train},
+        ),
     ]

@@ -1,7 +1,8 @@
 """The warm worker: ``python -m beatflow.worker.server SLOT INDEX CONFIG_JSON warm|cold``, of the run named
 by ``BEATFLOW_WORKER_RUN``, started with the run's config by Snakemake's ``onstart`` (each group's first
-workers, ``warm``: they warm the group's rules up) or by a rule's script (:mod:`beatflow.worker.client`) that finds its group's workers busy, or by a worker
-that retires after its group's ``max_jobs`` or above its ``max_rss_mb`` (its successor). SLOT is a group,
+workers, ``warm``: they warm the group's rules up) or by a rule's script (:mod:`beatflow.worker.client`) that
+finds its group's workers busy, or by a worker that retires after its group's ``max_jobs`` or above its
+``max_rss_mb`` (its successor). SLOT is a group,
 or ``group@device`` for the group's workers on one of several GPUs (started with ``CUDA_VISIBLE_DEVICES`` set
 to that device).
 
@@ -18,7 +19,8 @@ process: when either goes, the worker removes the job's temporary files and exit
 hung job never renames an artifact into place after its run is gone. It never removes a final output.
 It replies with the job's outcome before it tidies up (a full garbage collection, the device memory pools
 given back), so that the client's process ends and Snakemake goes on meanwhile. It exits when its Snakemake
-process is gone, after ``IDLE_EXIT_S`` without a job, after an unexpected error (a CUDA fault can poison the process), or after its
+process is gone, after ``IDLE_EXIT_S`` without a job, after an unexpected error (a CUDA fault can poison the
+process), or after its
 group's ``max_jobs`` or above its ``max_rss_mb``."""
 
 from __future__ import annotations
@@ -39,8 +41,17 @@ import time
 
 from beatflow.job import Job
 from beatflow.worker.groups import GROUPS, preload
-from beatflow.worker.protocol import (EXIT_ABANDONED, HEARTBEAT_S, PASSED_ENV, REQUEST_TIMEOUT_S, STALL_S, Channel, Run,
-                                      group_of, peer)
+from beatflow.worker.protocol import (
+    EXIT_ABANDONED,
+    HEARTBEAT_S,
+    PASSED_ENV,
+    REQUEST_TIMEOUT_S,
+    STALL_S,
+    Channel,
+    Run,
+    group_of,
+    peer,
+)
 
 IDLE_EXIT_S = 600.0
 TIDY_WAIT_S = 0.5  # a client waits this long for a worker that is tidying up after its last reply
@@ -104,8 +115,11 @@ def abandon(job: Job, reason: str) -> None:
     from beatflow.io.atomic import abandon_pending
 
     removed = abandon_pending()
-    os.write(2, f"{job.rule} {job.record}: {reason}: job stopped, {len(removed)} temporary file(s) removed; "
-                f"worker {os.getpid()} exits\n".encode())
+    os.write(
+        2,
+        f"{job.rule} {job.record}: {reason}: job stopped, {len(removed)} temporary file(s) removed; "
+        f"worker {os.getpid()} exits\n".encode(),
+    )
     os._exit(EXIT_ABANDONED)
 
 
@@ -232,11 +246,20 @@ class Worker:
         cpu0 = _cpu_s()
         try:
             with _thread_limit(job.threads):
-                ok = execute(job, ClientLog(channel), client=(request["pid"], request["age"]),
-                             where=f"{self.where}, its job {self.jobs_done}")
-            log.info("%s %s: the warm worker used %.2f s of CPU, resident memory %.0f MB (the rule's benchmark "
-                     "file measures its script, which handed the job over)", job.rule, job.record,
-                     _cpu_s() - cpu0, resident_mb())
+                ok = execute(
+                    job,
+                    ClientLog(channel),
+                    client=(request["pid"], request["age"]),
+                    where=f"{self.where}, its job {self.jobs_done}",
+                )
+            log.info(
+                "%s %s: the warm worker used %.2f s of CPU, resident memory %.0f MB (the rule's benchmark "
+                "file measures its script, which handed the job over)",
+                job.rule,
+                job.record,
+                _cpu_s() - cpu0,
+                resident_mb(),
+            )
         except Exception:
             log.exception("%s %s failed in the warm worker", job.rule, job.record)
             ok = healthy = False
@@ -299,8 +322,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         listener.bind(run.address(group, int(index)))
     except OSError as exc:
-        print(f"group {group} #{index}: its address is taken ({exc}): another worker of the run holds it",
-              file=sys.stderr, flush=True)
+        print(
+            f"group {group} #{index}: its address is taken ({exc}): another worker of the run holds it",
+            file=sys.stderr,
+            flush=True,
+        )
         return
     listener.listen(16)
     sys.stderr.flush()
@@ -319,8 +345,12 @@ def main(argv: list[str] | None = None) -> None:
     threading.Thread(target=worker.listen, daemon=True).start()  # jobs queue while it loads
     t0 = time.perf_counter()
     backend = preload(group_of(group)[0], json.loads(config), warm=warm == "warm")
-    print(f"warm worker pid {os.getpid()} for Snakemake {run.owner}: group {group} #{index}, backend {backend}, "
-          f"ready in {time.perf_counter() - t0:.2f} s", file=sys.stderr, flush=True)
+    print(
+        f"warm worker pid {os.getpid()} for Snakemake {run.owner}: group {group} #{index}, backend {backend}, "
+        f"ready in {time.perf_counter() - t0:.2f} s",
+        file=sys.stderr,
+        flush=True,
+    )
     worker.serve()
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import secrets
 
-from beatflow.worker_env import WORKER_RUN_ENV
 from beatflow.worker.protocol import Run
+from beatflow.worker_env import WORKER_RUN_ENV
 
 
 def why_not(workflow) -> str | None:
