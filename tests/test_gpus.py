@@ -98,8 +98,7 @@ class Workflow:
     """What share_devices uses of Snakemake's workflow: the global resources and register_resource."""
 
     def __init__(self, gpu, cores=16):
-        self.global_resources = {"gpu": Resource(gpu)}
-        self.cores = cores
+        self.global_resources = {"gpu": Resource(gpu), "_cores": Resource(cores)}
 
     def register_resource(self, name, value):
         self.global_resources[name] = Resource(value)

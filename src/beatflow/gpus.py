@@ -72,7 +72,8 @@ def share_devices(workflow, device: str) -> str | None:
     resource count GPU jobs rather than GPUs (see the module). ``device`` is the config's. Returns what it did,
     for the log, or None where the run gives no ``gpu`` limit."""
     devices = visible_devices() if device != "cpu" else []
-    per_device = jobs_per_device(device_memory_gib(devices), workflow.cores)
+    cores = workflow.global_resources["_cores"].value or os.cpu_count() or 1  # None: no --cores (a cluster job)
+    per_device = jobs_per_device(device_memory_gib(devices), cores)
     os.environ[DEVICES_ENV] = ",".join(devices)
     os.environ[JOBS_ENV] = str(per_device)
     given = workflow.global_resources.get("gpu")

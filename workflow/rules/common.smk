@@ -31,11 +31,13 @@ if not workflow.subprocess_exec:
 
 
 # A local run's GPU jobs share each device (a few at once where its memory allows) and claim one where there
-# are several; on the CPU they hold no GPU (beatflow.gpus).
+# are several; on the CPU they hold no GPU (beatflow.gpus). Local: no --jobs (Snakemake's own test for a
+# cluster or cloud submission; the executor itself is known only in onstart), and not a job's own Snakemake.
 from beatflow.gpus import run_devices, share_devices
 
 GPU_SHARING = None
-if workflow.local_exec and not workflow.remote_exec and not workflow.subprocess_exec:
+local_run = workflow.global_resources["_nodes"].value is None
+if local_run and not workflow.remote_exec and not workflow.subprocess_exec:
     GPU_SHARING = share_devices(workflow, config["device"])
 
 # CPU threads of the torch rules (train, score). Snakemake caps them at --cores on local runs and exports
