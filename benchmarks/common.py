@@ -193,3 +193,9 @@ def scratch_project(dest: Path) -> Path:
     if (ROOT / RECORDS).exists():
         (dest / RECORDS).symlink_to(ROOT / RECORDS)
     return dest
+
+
+def snakemake_args(cores: int, device: str, records: str | None, extra: list[str]) -> list[str]:
+    """The arguments after ``snakemake`` of a benchmark's run: ``cores``, one GPU, the backend, the records."""
+    records_arg = [f"records={records}"] if records else []
+    return ["--cores", str(cores), "--resources", "gpu=1", "--config", f"device={device}", *records_arg, *extra]

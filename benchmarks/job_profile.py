@@ -38,7 +38,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from benchmarks.common import scratch_project, write_json
+from benchmarks.common import scratch_project, snakemake_args, write_json
 
 PHASES = ("wait", "launch", "startup", "work", "exit", "bookkeeping")
 LINE = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \w+ "
@@ -173,20 +173,7 @@ def profile(device: str, cores: int, records: str | None, extra: list[str]) -> d
     with tempfile.TemporaryDirectory() as tmp:
         work = scratch_project(Path(tmp))
         events_path = work / "events.jsonl"
-        cmd = [
-            sys.executable,
-            "-c",
-            HOOK,
-            str(events_path),
-            "--cores",
-            str(cores),
-            "--resources",
-            "gpu=1",
-            "--config",
-            f"device={device}",
-            *([f"records={records}"] if records else []),
-            *extra,
-        ]
+        cmd = [sys.executable, "-c", HOOK, str(events_path), *snakemake_args(cores, device, records, extra)]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False, env=dict(os.environ))
         wall = time.perf_counter() - t0

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import device_name, scratch_project, versions, write_json
+from benchmarks.common import device_name, scratch_project, snakemake_args, versions, write_json
 from benchmarks.timeline import GPU_RULES, intervals
 
 PER_BACKEND = (
@@ -134,19 +134,7 @@ def run_backend(
     env = {**os.environ, **({"BEATFLOW_WORKER": "off"} if mode == "per-job" else {})}
     with tempfile.TemporaryDirectory() as tmp:
         work = scratch_project(Path(tmp))
-        cmd = [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--cores",
-            str(cores),
-            "--resources",
-            "gpu=1",
-            "--config",
-            f"device={device}",
-            *([f"records={records}"] if records else []),
-            *extra,
-        ]
+        cmd = [sys.executable, "-m", "snakemake", *snakemake_args(cores, device, records, extra)]
         load_before = os.getloadavg()[0]
         sampler = gpu_sampler(work / "gpu.csv") if device == "gpu" else None
         t0 = time.perf_counter()
