@@ -353,103 +353,120 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
     return "".join(out)
 
 
+COHORT_HEAD = [
+    "record",
+    "recorded",
+    "analysed",
+    "beats",
+    "N",
+    "S",
+    "V",
+    "F",
+    "Q",
+    "mean bpm",
+    "min bpm",
+    "max bpm",
+    "V runs",
+    "longest V run",
+    "S runs",
+    "pauses",
+    "longest pause (s)",
+    "AF burden",
+    "SDNN (ms)",
+]
+COHORT_TRUTH_HEAD = ["detection Se", "detection +P", "V Se", "V +P", "S Se", "S +P"]
+
+
+def _cohort_row(record: str, s: dict) -> list:
+    """One record's cohort row from its ``holter.json`` summary (without the truth columns)."""
+    b, hr, v, sv = s["beats"], s["heart_rate"], s["ventricular"], s["supraventricular"]
+    longest_v = max((r["beats"] for r in v["runs"]), default=None)
+    longest_p = max((p["duration_s"] for p in s["pauses"]), default=None)
+    dur, ana = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0
+    return [
+        record,
+        clock(dur),
+        _pct(ana / dur if dur else None),
+        b["total"],
+        *(b[c] for c in "NSVFQ"),
+        _n(hr["mean_bpm"]),
+        _n(hr["min_bpm"]),
+        _n(hr["max_bpm"]),
+        len(v["runs"]),
+        _n(longest_v),
+        len(sv["runs"]),
+        len(s["pauses"]),
+        _n(longest_p, "{:.2f}"),
+        _pct(s["af"]["burden"]),
+        _n(s["hrv"]["sdnn_ms"]),
+    ]
+
+
+def _truth_cells(ev: dict | None) -> list:
+    """A record's truth columns from its ``evaluation.json``: detection, then V and S sensitivity and +P."""
+    ev = ev or {}
+    classes = ev.get("classes") or {}
+    cells = [_pct(ev.get("sensitivity")), _pct(ev.get("ppv"))]
+    return cells + [_pct((classes.get(c) or {}).get(k)) for c in ("V", "S") for k in ("se", "ppv")]
+
+
+def _cohort_totals(summaries: dict[str, dict]) -> dict:
+    """The counts and times summed over the records' summaries."""
+    total = {
+        "duration_s": 0.0,
+        "analysed_s": 0.0,
+        "beats": dict.fromkeys(("total", *"NSVFQ"), 0),
+        "v_runs": 0,
+        "s_runs": 0,
+        "pauses": 0,
+        "af_s": 0.0,
+    }
+    for s in summaries.values():
+        total["duration_s"] += s.get("duration_s") or 0.0
+        total["analysed_s"] += s.get("analysed_s") or 0.0
+        for k in total["beats"]:
+            total["beats"][k] += s["beats"][k]
+        total["v_runs"] += len(s["ventricular"]["runs"])
+        total["s_runs"] += len(s["supraventricular"]["runs"])
+        total["pauses"] += len(s["pauses"])
+        total["af_s"] += sum(e["end_s"] - e["start_s"] for e in s["af"]["episodes"])
+    return total
+
+
+def _totals_row(n_records: int, t: dict, with_truth: bool) -> list:
+    """The cohort's last row: the totals of :func:`_cohort_totals` (rates and HRV left blank)."""
+    return [
+        f"all {n_records}",
+        clock(t["duration_s"]),
+        _pct(t["analysed_s"] / t["duration_s"] if t["duration_s"] else None),
+        t["beats"]["total"],
+        *(t["beats"][c] for c in "NSVFQ"),
+        "",
+        "",
+        "",
+        t["v_runs"],
+        "",
+        t["s_runs"],
+        t["pauses"],
+        "",
+        _pct(t["af_s"] / t["analysed_s"] if t["analysed_s"] else None),
+        "",
+    ] + [""] * (len(COHORT_TRUTH_HEAD) if with_truth else 0)
+
+
 def cohort_rows(summaries: dict[str, dict], evaluations: dict[str, dict] | None = None) -> tuple[list[str], list[list]]:
     """The cohort table: one row per record from its ``holter.json`` (and ``evaluation.json`` where given),
     then a row of the totals (counts summed; rates and HRV left out)."""
     evaluations = evaluations or {}
-    head = [
-        "record",
-        "recorded",
-        "analysed",
-        "beats",
-        "N",
-        "S",
-        "V",
-        "F",
-        "Q",
-        "mean bpm",
-        "min bpm",
-        "max bpm",
-        "V runs",
-        "longest V run",
-        "S runs",
-        "pauses",
-        "longest pause (s)",
-        "AF burden",
-        "SDNN (ms)",
-    ]
     with_truth = any(evaluations.get(r) for r in summaries)
-    if with_truth:
-        head += ["detection Se", "detection +P", "V Se", "V +P", "S Se", "S +P"]
-    rows, total = (
-        [],
-        {
-            "duration_s": 0.0,
-            "analysed_s": 0.0,
-            "beats": dict.fromkeys(("total", *"NSVFQ"), 0),
-            "v_runs": 0,
-            "s_runs": 0,
-            "pauses": 0,
-            "af_s": 0.0,
-        },
-    )
+    head = COHORT_HEAD + (COHORT_TRUTH_HEAD if with_truth else [])
+    rows = []
     for record, s in summaries.items():
-        b, hr, v, sv = s["beats"], s["heart_rate"], s["ventricular"], s["supraventricular"]
-        longest_v = max((r["beats"] for r in v["runs"]), default=None)
-        longest_p = max((p["duration_s"] for p in s["pauses"]), default=None)
-        dur, ana = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0
-        row = [
-            record,
-            clock(dur),
-            _pct(ana / dur if dur else None),
-            b["total"],
-            *(b[c] for c in "NSVFQ"),
-            _n(hr["mean_bpm"]),
-            _n(hr["min_bpm"]),
-            _n(hr["max_bpm"]),
-            len(v["runs"]),
-            _n(longest_v),
-            len(sv["runs"]),
-            len(s["pauses"]),
-            _n(longest_p, "{:.2f}"),
-            _pct(s["af"]["burden"]),
-            _n(s["hrv"]["sdnn_ms"]),
-        ]
+        row = _cohort_row(record, s)
         if with_truth:
-            ev = evaluations.get(record) or {}
-            classes = ev.get("classes") or {}
-            row += [_pct(ev.get("sensitivity")), _pct(ev.get("ppv"))]
-            row += [_pct((classes.get(c) or {}).get(k)) for c in ("V", "S") for k in ("se", "ppv")]
+            row += _truth_cells(evaluations.get(record))
         rows.append(row)
-        total["duration_s"] += dur
-        total["analysed_s"] += ana
-        for k in total["beats"]:
-            total["beats"][k] += b[k]
-        total["v_runs"] += len(v["runs"])
-        total["s_runs"] += len(sv["runs"])
-        total["pauses"] += len(s["pauses"])
-        total["af_s"] += sum(e["end_s"] - e["start_s"] for e in s["af"]["episodes"])
-    t = total
-    rows.append(
-        [
-            f"all {len(summaries)}",
-            clock(t["duration_s"]),
-            _pct(t["analysed_s"] / t["duration_s"] if t["duration_s"] else None),
-            t["beats"]["total"],
-            *(t["beats"][c] for c in "NSVFQ"),
-            "",
-            "",
-            "",
-            t["v_runs"],
-            "",
-            t["s_runs"],
-            t["pauses"],
-            "",
-            _pct(t["af_s"] / t["analysed_s"] if t["analysed_s"] else None),
-            "",
-        ]
-        + [""] * (6 if with_truth else 0)
-    )
+    rows.append(_totals_row(len(summaries), _cohort_totals(summaries), with_truth))
     return head, rows
 
 
