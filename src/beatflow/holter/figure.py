@@ -21,58 +21,45 @@ def time_ticks(duration_s: float, max_ticks: int = 12) -> list[tuple[float, str]
     return [(m / 60.0, clock(m * 60.0)[:5]) for m in range(0, int(total_min) + 1, step)]
 
 
-def heart_rate_plot(summary: dict):
-    """The holoviews overlay of the trend (see the module docstring)."""
-    from beatflow.report.plots import load_holoviews
+def _run_marks(hv, runs: dict[str, list[dict]], x: str, y: str):
+    """The ventricular and supraventricular runs as scatters at their start and rate, in their class colours."""
 
-    hv = load_holoviews()
-    minutes = [m for m in summary["heart_rate"]["minutes"] if m["bpm"] is not None]
-    hours = np.array([(m["start_s"] + 30.0) / 3600.0 for m in minutes])
-    mean = np.array([m["bpm"] for m in minutes], dtype=np.float64)
-    lo = np.array([m.get("min_bpm") or m["bpm"] for m in minutes], dtype=np.float64)
-    hi = np.array([m.get("max_bpm") or m["bpm"] for m in minutes], dtype=np.float64)
-    x, y = "time from start (h:min)", "heart rate (bpm)"
-    band = hv.Area((hours, lo, hi), x, [y, "max"], label="per minute: slowest–fastest beat")
-    line = hv.Curve((hours, mean), x, y, label="per minute: mean")
-    episodes = summary["af"]["episodes"]
-    af = hv.VSpans([(e["start_s"] / 3600.0, e["end_s"] / 3600.0) for e in episodes], kdims=[x, y], label="AF/flutter")
-    runs = {k: summary[k]["runs"] for k in ("ventricular", "supraventricular")}
-    v = hv.Scatter(
-        ([r["start_s"] / 3600.0 for r in runs["ventricular"]], [r["rate_bpm"] or np.nan for r in runs["ventricular"]]),
-        x,
-        y,
-        label="V runs (≥ 3)",
-    )
-    s = hv.Scatter(
-        (
-            [r["start_s"] / 3600.0 for r in runs["supraventricular"]],
-            [r["rate_bpm"] or np.nan for r in runs["supraventricular"]],
-        ),
-        x,
-        y,
-        label="S runs (≥ 3)",
-    )
-    v = v.opts(
+    def scatter(kind: str, label: str):
+        part = runs[kind]
+        points = ([r["start_s"] / 3600.0 for r in part], [r["rate_bpm"] or np.nan for r in part])
+        return hv.Scatter(points, x, y, label=label)
+
+    v = scatter("ventricular", "V runs (≥ 3)").opts(
         hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="bokeh"),
         hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="matplotlib"),
     )
-    s = s.opts(
+    s = scatter("supraventricular", "S runs (≥ 3)").opts(
         hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="^", backend="matplotlib"),
         hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="triangle", backend="bokeh"),
     )
-    ticks = time_ticks(summary["duration_s"] or 60.0)
+    return v, s
+
+
+def _title(summary: dict, n_episodes: int, runs: dict[str, list[dict]]) -> str:
+    """The figure's title: record, mean rate, AF episodes and burden, run counts."""
     hr = summary["heart_rate"]
     mean_txt = "—" if hr["mean_bpm"] is None else f"{hr['mean_bpm']:.0f}"
-    title = (
-        f"{summary['record']}: heart rate (mean {mean_txt} bpm), {len(episodes)} AF episodes "
+    return (
+        f"{summary['record']}: heart rate (mean {mean_txt} bpm), {n_episodes} AF episodes "
         f"(burden {100 * (summary['af']['burden'] or 0):.1f} %), "
         f"{len(runs['ventricular'])} V runs, {len(runs['supraventricular'])} S runs"
     )
-    xlim = (0.0, max((summary["duration_s"] or 60.0) / 3600.0, 1 / 60))
+
+
+def _rate_top(lo: np.ndarray, hi: np.ndarray, runs: dict[str, list[dict]]) -> float:
+    """The highest rate drawn (band or run), 120 bpm where there is none."""
     rates = np.concatenate([lo, hi, [r["rate_bpm"] for part in runs.values() for r in part if r["rate_bpm"]]])
-    top = float(np.nanmax(rates)) if rates.size and np.isfinite(rates).any() else 120.0
-    ylim = (0.0, 1.3 * top)  # room above the data for the legend
-    return (af * band * line * v * s).opts(
+    return float(np.nanmax(rates)) if rates.size and np.isfinite(rates).any() else 120.0
+
+
+def _styles(hv, title: str, ticks, xlim, ylim, x: str, y: str) -> list:
+    """The overlay's options for both backends: element colours, sizes, axes and the legend."""
+    return [
         hv.opts.VSpans(color="orange", alpha=0.25, backend="bokeh"),
         hv.opts.VSpans(color="orange", alpha=0.25, backend="matplotlib"),
         hv.opts.Area(color="steelblue", alpha=0.3, line_alpha=0, backend="bokeh"),
@@ -104,7 +91,30 @@ def heart_rate_plot(summary: dict):
             hooks=[_legend],
             backend="matplotlib",
         ),
-    )
+    ]
+
+
+def heart_rate_plot(summary: dict):
+    """The holoviews overlay of the trend (see the module docstring)."""
+    from beatflow.report.plots import load_holoviews
+
+    hv = load_holoviews()
+    minutes = [m for m in summary["heart_rate"]["minutes"] if m["bpm"] is not None]
+    hours = np.array([(m["start_s"] + 30.0) / 3600.0 for m in minutes])
+    mean = np.array([m["bpm"] for m in minutes], dtype=np.float64)
+    lo = np.array([m.get("min_bpm") or m["bpm"] for m in minutes], dtype=np.float64)
+    hi = np.array([m.get("max_bpm") or m["bpm"] for m in minutes], dtype=np.float64)
+    x, y = "time from start (h:min)", "heart rate (bpm)"
+    band = hv.Area((hours, lo, hi), x, [y, "max"], label="per minute: slowest–fastest beat")
+    line = hv.Curve((hours, mean), x, y, label="per minute: mean")
+    episodes = summary["af"]["episodes"]
+    af = hv.VSpans([(e["start_s"] / 3600.0, e["end_s"] / 3600.0) for e in episodes], kdims=[x, y], label="AF/flutter")
+    runs = {k: summary[k]["runs"] for k in ("ventricular", "supraventricular")}
+    v, s = _run_marks(hv, runs, x, y)
+    ticks = time_ticks(summary["duration_s"] or 60.0)
+    xlim = (0.0, max((summary["duration_s"] or 60.0) / 3600.0, 1 / 60))
+    ylim = (0.0, 1.3 * _rate_top(lo, hi, runs))  # room above the data for the legend
+    return (af * band * line * v * s).opts(*_styles(hv, _title(summary, len(episodes), runs), ticks, xlim, ylim, x, y))
 
 
 def _legend(plot, element) -> None:
