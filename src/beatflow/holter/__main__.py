@@ -72,66 +72,100 @@ def ectopy_lines(part: dict, total: int, ventricular: bool) -> list[str]:
     return lines
 
 
-def report(s: dict) -> str:
-    """The summary as a Holter report's first page (plain text)."""
-    out = []
+def _header_lines(s: dict) -> list[str]:
+    """The title, recorded and analysed time, and the beat counts by class."""
     dur, ana = s["duration_s"] or 0.0, s["analysed_s"] or 0.0
     b = s["beats"]
     title = f"HOLTER SUMMARY — record {s['record']}"
-    out += [
+    return [
         title,
         "=" * len(title),
         f"Recorded {clock(dur)}   analysed {clock(ana)} ({100 * ana / dur if dur else 0:.1f} %)",
         f"Beats {b['total']}:  N {b['N']}  S {b['S']}  V {b['V']}  F {b['F']}  Q {b['Q']}",
         "",
     ]
-    hr = s["heart_rate"]
-    out += [
+
+
+def _rate_lines(hr: dict) -> list[str]:
+    """The heart rate: mean, minimum and maximum of the minute averages."""
+    return [
         "HEART RATE",
         f"  mean {_bpm(hr['mean_bpm'])}   minimum {_bpm(hr['min_bpm'])}{_at(hr['min_at_s'])}"
         f"   maximum {_bpm(hr['max_bpm'])}{_at(hr['max_at_s'])}   (minute averages)",
         "",
     ]
+
+
+def _ectopy_columns(s: dict) -> list[str]:
+    """Ventricular and supraventricular ectopy side by side (:func:`ectopy_lines`)."""
+    b = s["beats"]
     v = ectopy_lines(s["ventricular"], b["V"], True)
     sv = ectopy_lines(s["supraventricular"], b["S"], False)
-    out.append(f"{'VENTRICULAR ECTOPY':<40}SUPRAVENTRICULAR ECTOPY")
+    out = [f"{'VENTRICULAR ECTOPY':<40}SUPRAVENTRICULAR ECTOPY"]
     for i in range(max(len(v), len(sv))):
         out.append(f"  {v[i] if i < len(v) else '':<38}  {sv[i] if i < len(sv) else ''}")
-    out.append("")
-    pauses = s["pauses"]
+    return out + [""]
+
+
+def _pause_lines(pauses: list[dict]) -> list[str]:
+    """The pauses' count and the longest."""
     line = f"PAUSES (RR ≥ 2.0 s): {len(pauses)}"
     if pauses:
         longest = max(pauses, key=lambda p: p["duration_s"])
         line += f", longest {longest['duration_s']:.2f} s{_at(longest['start_s'])}"
-    out += [line, ""]
-    af = s["af"]
+    return [line, ""]
+
+
+def _af_lines(af: dict) -> list[str]:
+    """The AF/flutter episodes' count, the burden and the longest episode."""
     eps = af["episodes"]
     line = f"ATRIAL FIBRILLATION / FLUTTER: {len(eps)} episodes"
     if af["burden"] is not None:
         line += f", burden {100 * af['burden']:.1f} %"
-    out.append(line)
+    out = [line]
     if eps:
         longest = max(eps, key=lambda e: e["end_s"] - e["start_s"])
         out.append(f"  longest {clock(longest['end_s'] - longest['start_s'])} from {clock(longest['start_s'])}")
-    out.append("")
-    h = s["hrv"]
+    return out + [""]
+
+
+def _hrv_lines(h: dict) -> list[str]:
+    """The heart rate variability of the NN intervals."""
     pnn50 = "—" if h["pnn50"] is None else f"{100 * h['pnn50']:.1f} %"
-    out += [
+    return [
         "HEART RATE VARIABILITY (NN intervals)",
         f"  SDNN {_ms(h['sdnn_ms'])}   SDANN {_ms(h['sdann_ms'])}   SDNN index {_ms(h['sdnn_index_ms'])}   "
         f"rMSSD {_ms(h['rmssd_ms'])}   pNN50 {pnn50}",
         "",
     ]
-    out += ["HOURLY", f"  {'from':>8} {'beats':>7} {'mean':>5} {'min':>5} {'max':>5} {'V':>6} {'S':>6} {'pauses':>6}"]
+
+
+def _hourly_lines(hourly: list[dict]) -> list[str]:
+    """The hourly table: beats, mean/min/max rate, V, S and pauses per hour."""
 
     def fmt(x):
         return "—" if x is None else f"{x:.0f}"
 
-    for row in s["hourly"]:
+    out = ["HOURLY", f"  {'from':>8} {'beats':>7} {'mean':>5} {'min':>5} {'max':>5} {'V':>6} {'S':>6} {'pauses':>6}"]
+    for row in hourly:
         out.append(
             f"  {clock(row['start_s']):>8} {row['beats']:>7} {fmt(row['mean_bpm']):>5} {fmt(row['min_bpm']):>5} "
             f"{fmt(row['max_bpm']):>5} {row['V']:>6} {row['S']:>6} {row['pauses']:>6}"
         )
+    return out
+
+
+def report(s: dict) -> str:
+    """The summary as a Holter report's first page (plain text)."""
+    out = [
+        *_header_lines(s),
+        *_rate_lines(s["heart_rate"]),
+        *_ectopy_columns(s),
+        *_pause_lines(s["pauses"]),
+        *_af_lines(s["af"]),
+        *_hrv_lines(s["hrv"]),
+        *_hourly_lines(s["hourly"]),
+    ]
     if s.get("notes"):
         out += ["", "NOTES"] + [f"  - {n}" for n in s["notes"]]
     return "\n".join(out)
