@@ -204,6 +204,75 @@ def score_table(
     )
 
 
+def _check_embedding(rows, hparams: dict, record: str, path) -> None:
+    """Raise when the embedding's rows are not the model's shape (channels x samples)."""
+    from beatflow.errors import BeatflowError
+
+    if tuple(rows.shape[1:]) != (hparams["channels"], hparams["length"]):
+        raise BeatflowError(
+            f"embedding {tuple(rows.shape)} does not match the model "
+            f"({hparams['channels']} channels x {hparams['length']} samples)",
+            record=record,
+            path=str(path),
+        )
+
+
+def _anomaly_ratios(model, hparams: dict, beats, fs: float, bounds: dict, x, train_rows, p: ScoreParams):
+    """The morphology and rhythm ratios of the beats; a beat after an anomalous one is judged again with the
+    template's head. Returns ``(judge, morph, latent, rhythm, parts, after)``."""
+    from beatflow.learn.model import peak_offset
+    from beatflow.learn.train import stretch_pivot
+    from beatflow.score.morphology import QRS_BEFORE_PEAK_S, Morphology, alignments, rows_after_anomalies
+
+    judge = Morphology(model, stretch_pivot(beats, fs), alignments(hparams["warp"]), p.batch_size)
+    latents = judge.latents(x)
+    morph, latent = judge.fit(latents, train_rows, p.quantile).ratio(latents)
+    kept, peaks = beats.kept.to_numpy(), beats.peak.to_numpy()
+    parts = timing(peaks, p, per_beat(morph, kept))
+    rhythm = rhythm_ratio(peaks, fs, bounds["min_rr_s"], bounds["max_rr_s"], p, parts=parts)
+    after = rows_after_anomalies(combined(morph, rhythm, kept)[1] > 1, kept)
+    if after.size:
+        end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
+        morph[after], latent[after] = judge.ratio_with_template_head(x, after, end)
+    return judge, morph, latent, rhythm, parts, after
+
+
+def _latent_table(beats, test_rows, latent: np.ndarray, table):
+    """The test beats' latent coordinates (``z0`` …) with their scores: ``latent.parquet``'s table."""
+    import pandas as pd
+
+    test_beats = beats.beat.to_numpy()[beats.kept.to_numpy()][test_rows]
+    return pd.DataFrame(
+        {
+            "beat": test_beats,
+            **{f"z{i}": latent[test_rows, i] for i in range(latent.shape[1])},
+            "score": table.score.to_numpy()[test_beats],
+        }
+    )
+
+
+def _log_scores(record: str, table, p: ScoreParams, judge, after: np.ndarray) -> None:
+    """Log the record's classes and families, then its anomalies by reason."""
+    counts = table[table.anomaly].reason.value_counts().to_dict()
+    log.info(
+        "score %s: classes %s, %d families",
+        record,
+        table["class"].value_counts().to_dict(),
+        int(table.family.max()) + 1,
+    )
+    log.info(
+        "score %s: %d beats, %d anomalous %s (morphology: threshold at quantile %g of the fitted chi-square "
+        "law, alignments %s, %d beats after an anomalous one judged with the template's head)",
+        record,
+        len(table),
+        int(table.anomaly.sum()),
+        counts,
+        p.quantile,
+        judge.factors,
+        after.size,
+    )
+
+
 def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> None:
     """Score one record's beats and write ``scores.parquet`` and ``latent.parquet``.
 
@@ -228,22 +297,14 @@ def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> 
     BeatflowError
         When the embedding disagrees with the model or with ``beats.parquet``, or a file is unreadable.
     """
-    import pandas as pd
     import torch
 
     from beatflow.backend import torch_device
-    from beatflow.errors import BeatflowError
     from beatflow.io import arrays
     from beatflow.io.tables import beats_parameters, read_frame, signal_info, write_frame
     from beatflow.learn.model import load_model, peak_offset, split_indices
-    from beatflow.learn.train import as_tensor, kept_lengths, stretch_pivot
+    from beatflow.learn.train import as_tensor, kept_lengths
     from beatflow.score.classes import classify
-    from beatflow.score.morphology import (
-        QRS_BEFORE_PEAK_S,
-        Morphology,
-        alignments,
-        rows_after_anomalies,
-    )
 
     fs, _ = signal_info(inputs["signal"])
     beats = read_frame(inputs["beats"], columns=["beat", "peak", "start", "length", "kept"])
@@ -252,57 +313,18 @@ def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> 
     model, hparams = load_model(inputs["model"], device)
     rows = arrays.load(inputs["embedding"], backend.gpu)
     lengths = torch.as_tensor(kept_lengths(beats, rows, record, inputs["embedding"]), device=device)
-    if tuple(rows.shape[1:]) != (hparams["channels"], hparams["length"]):
-        raise BeatflowError(
-            f"embedding {tuple(rows.shape)} does not match the model "
-            f"({hparams['channels']} channels x {hparams['length']} samples)",
-            record=record,
-            path=str(inputs["embedding"]),
-        )
+    _check_embedding(rows, hparams, record, inputs["embedding"])
     x = model.complete(as_tensor(rows, backend, device), lengths)
     train_rows, test_rows = split_indices(len(x), hparams["train_fraction"], hparams["seed"])
     split = np.full(len(x), "test", dtype=object)
     split[train_rows] = "train"
-    judge = Morphology(model, stretch_pivot(beats, fs), alignments(hparams["warp"]), p.batch_size)
-    latents = judge.latents(x)
-    morph, latent = judge.fit(latents, train_rows, p.quantile).ratio(latents)
+    judge, morph, latent, rhythm, parts, after = _anomaly_ratios(model, hparams, beats, fs, bounds, x, train_rows, p)
     kept, peaks = beats.kept.to_numpy(), beats.peak.to_numpy()
-    parts = timing(peaks, p, per_beat(morph, kept))
-    rhythm = rhythm_ratio(peaks, fs, bounds["min_rr_s"], bounds["max_rr_s"], p, parts=parts)
-    after = rows_after_anomalies(combined(morph, rhythm, kept)[1] > 1, kept)
-    if after.size:
-        end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
-        morph[after], latent[after] = judge.ratio_with_template_head(x, after, end)
     latent_z = (latent - judge.centre.cpu().numpy()) / judge.spread.cpu().numpy()
     beat_class, family = classify(
         peaks, kept, x, model.scale, peak_offset(beats), fs, latent_z, morph <= np.median(morph), parts
     )
     table = score_table(beats, fs, morph, rhythm, split, beat_class, family)
     write_frame(table, outputs["scores"], {"backend": backend.name, "device": backend.detail})
-    test_beats = beats.beat.to_numpy()[kept][test_rows]
-    latent_table = pd.DataFrame(
-        {
-            "beat": test_beats,
-            **{f"z{i}": latent[test_rows, i] for i in range(latent.shape[1])},
-            "score": table.score.to_numpy()[test_beats],
-        }
-    )
-    write_frame(latent_table, outputs["latent"])
-    counts = table[table.anomaly].reason.value_counts().to_dict()
-    log.info(
-        "score %s: classes %s, %d families",
-        record,
-        table["class"].value_counts().to_dict(),
-        int(table.family.max()) + 1,
-    )
-    log.info(
-        "score %s: %d beats, %d anomalous %s (morphology: threshold at quantile %g of the fitted chi-square "
-        "law, alignments %s, %d beats after an anomalous one judged with the template's head)",
-        record,
-        len(table),
-        int(table.anomaly.sum()),
-        counts,
-        p.quantile,
-        judge.factors,
-        after.size,
-    )
+    write_frame(_latent_table(beats, test_rows, latent, table), outputs["latent"])
+    _log_scores(record, table, p, judge, after)
