@@ -120,6 +120,47 @@ def excluded_intervals_s(excluded: np.ndarray, true: np.ndarray, detected: np.nd
     return [[round(start / fs, 3), round(min(end, last) / fs, 3)] for start, end in excluded]
 
 
+def detection_figures(n_true: int, n_detected: int, tp: int) -> dict:
+    """Beat detection's counts, sensitivity, +P and F1 from the reference, detected and matched beats."""
+    sens = tp / n_true if n_true else 0.0
+    ppv = tp / n_detected if n_detected else 0.0
+    return {
+        "tolerance_s": TOLERANCE_S,
+        "n_true": n_true,
+        "n_detected": n_detected,
+        "true_positives": tp,
+        "false_positives": int(n_detected - tp),
+        "false_negatives": int(n_true - tp),
+        "sensitivity": sens,
+        "ppv": ppv,
+        "f1": 2 * sens * ppv / (sens + ppv) if sens + ppv else 0.0,
+    }
+
+
+def symbol_figures(
+    all_symbols: np.ndarray,
+    all_labels: np.ndarray,
+    symbols: np.ndarray,
+    matched_scores: np.ndarray,
+    flagged: np.ndarray,
+    normal: np.ndarray,
+) -> dict:
+    """Per truth symbol: its class, ``n``, ``detected``, ``flagged`` and (outside class N) AUROC against the
+    ``normal`` beats' scores; ``symbols``, ``matched_scores`` and ``flagged`` are those of the matched beats."""
+    by_symbol = {}
+    for sym in sorted(set(all_symbols)):
+        here = symbols == sym
+        label = str(all_labels[all_symbols == sym][0])
+        by_symbol[sym] = {
+            "class": label,
+            "n": int((all_symbols == sym).sum()),
+            "detected": int(here.sum()),
+            "auroc": auroc(matched_scores[here], normal) if label != "N" else None,
+            "flagged": float(flagged[here].mean()) if here.any() else None,
+        }
+    return by_symbol
+
+
 def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> dict:
     """Detection and anomaly figures, as ANSI/AAMI EC57 reckons them, from a truth table (``sample``,
     ``label``, optionally ``symbol``) and ``scores.parquet``. Reference and detected beats inside an
@@ -139,9 +180,6 @@ def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> di
     keep_detected = outside(detected_all, excluded)
     detected = detected_all[keep_detected]
     ti, di = match(true, detected, TOLERANCE_S * fs)
-    tp = len(ti)
-    sens = tp / len(true) if len(true) else 0.0
-    ppv = tp / len(detected) if len(detected) else 0.0
     labels, symbols = all_labels[ti], all_symbols[ti]
     matched = np.flatnonzero(keep_detected)[di]  # rows of scores
     matched_scores = scores["score"].to_numpy()[matched]
@@ -152,15 +190,7 @@ def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> di
         for lab in sorted(set(all_labels) - {"N"})
     }
     result = {
-        "tolerance_s": TOLERANCE_S,
-        "n_true": len(true),
-        "n_detected": len(detected),
-        "true_positives": tp,
-        "false_positives": int(len(detected) - tp),
-        "false_negatives": int(len(true) - tp),
-        "sensitivity": sens,
-        "ppv": ppv,
-        "f1": 2 * sens * ppv / (sens + ppv) if sens + ppv else 0.0,
+        **detection_figures(len(true), len(detected), len(ti)),
         "auroc": auroc(matched_scores[labels != "N"], normal),
         "normal_flagged": float(flagged[labels == "N"].mean()) if len(normal) else None,
         "normal_detected": len(normal),
@@ -174,18 +204,7 @@ def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> di
     if "class" in scores:
         result["classes"] = class_figures(aami_class(all_labels), scores["class"].to_numpy()[keep_detected], ti, di)
     if not np.array_equal(all_symbols, all_labels):
-        by_symbol = {}
-        for sym in sorted(set(all_symbols)):
-            here = symbols == sym
-            label = str(all_labels[all_symbols == sym][0])
-            by_symbol[sym] = {
-                "class": label,
-                "n": int((all_symbols == sym).sum()),
-                "detected": int(here.sum()),
-                "auroc": auroc(matched_scores[here], normal) if label != "N" else None,
-                "flagged": float(flagged[here].mean()) if here.any() else None,
-            }
-        result["per_symbol"] = by_symbol
+        result["per_symbol"] = symbol_figures(all_symbols, all_labels, symbols, matched_scores, flagged, normal)
     return result
 
 
