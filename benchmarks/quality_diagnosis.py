@@ -195,6 +195,28 @@ def by_label(true_labels: np.ndarray, ti: np.ndarray) -> dict:
     return {str(k): int(c) for k, c in zip(kinds, counts)}
 
 
+def window_noise_rms(noise: np.ndarray, peaks: np.ndarray, pre: int, row: int) -> np.ndarray:
+    """The rms of the noise alone (mV) in each beat's embedded window (``pre`` samples before its peak, ``row``
+    long)."""
+    return np.array(
+        [float(np.sqrt(np.mean(noise[max(0, p - pre) : max(0, p - pre) + row].astype(np.float64) ** 2))) for p in peaks]
+    )
+
+
+def per_label(lab: np.ndarray, score_: np.ndarray, reason: np.ndarray) -> dict:
+    """Per label: how many, the score quantiles and the part that won (``reason``)."""
+    out = {}
+    for k in sorted(set(lab)):
+        sel = lab == k
+        reasons, counts = np.unique(reason[sel], return_counts=True)
+        out[k] = {
+            "n": int(sel.sum()),
+            "score_quantiles_0_10_50_90": [float(v) for v in np.quantile(score_[sel], [0, 0.1, 0.5, 0.9])],
+            "reason": {(r or "not flagged"): int(c) for r, c in zip(reasons, counts)},
+        }
+    return out
+
+
 def anomaly_diagnosis(
     table, true: np.ndarray, labels: np.ndarray, fs: float, n: int, length_s: float, noise: np.ndarray
 ) -> dict:
@@ -213,24 +235,9 @@ def anomaly_diagnosis(
     length = np.diff(peaks, append=n)[di] / fs
     prev = np.array([labels[i - 1] if i > 0 else "-" for i in ti])
     nxt = np.array([labels[i + 1] if i + 1 < len(labels) else "-" for i in ti])
-    pre = round(stage_params()[0].pre_peak_s * fs)
-    row = round(length_s * fs)
-    noise_rms = np.array(
-        [
-            float(np.sqrt(np.mean(noise[max(0, p - pre) : max(0, p - pre) + row].astype(np.float64) ** 2)))
-            for p in peaks[di]
-        ]
-    )
+    noise_rms = window_noise_rms(noise, peaks[di], round(stage_params()[0].pre_peak_s * fs), round(length_s * fs))
     normal = lab == "N"
-    out = {"labels": {}, "normal": {}}
-    for k in sorted(set(lab)):
-        sel = lab == k
-        reasons, counts = np.unique(reason[sel], return_counts=True)
-        out["labels"][k] = {
-            "n": int(sel.sum()),
-            "score_quantiles_0_10_50_90": [float(v) for v in np.quantile(score_[sel], [0, 0.1, 0.5, 0.9])],
-            "reason": {(r or "not flagged"): int(c) for r, c in zip(reasons, counts)},
-        }
+    out = {"labels": per_label(lab, score_, reason), "normal": {}}
     flagged = score_ > 1
 
     def share(sel):
