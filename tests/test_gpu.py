@@ -109,7 +109,7 @@ def test_train_and_score_on_gpu_then_plot(both, gpu, short_record):
     )
     result = write_evaluation("r", short_record[1], paths["scores"], paths["signal"], d / "evaluation.json")
     assert result["sensitivity"] >= 0.99 and result["ppv"] >= 0.99
-    plot("r", paths, d / "plots", SegmentParams.defaults())  # the plot rule draws on the CPU from the GPU's outputs
+    plot("r", paths, d / "plots")  # the plot rule draws on the CPU from the GPU's outputs
     for name in ("latent", "trace", "lengths", "gallery"):
         assert (d / "plots" / f"{name}.png").stat().st_size > 1000
         assert (d / "plots" / f"{name}.html").stat().st_size > 1000

@@ -61,13 +61,9 @@ def score(job: Job) -> None:
 
 
 def plot(job: Job) -> None:
-    from types import SimpleNamespace
-
-    from beatflow.io.tables import beats_parameters
     from beatflow.report.plots import plot as run
 
-    segment = SimpleNamespace(**beats_parameters(job.input.beats))  # the bounds the beats were made with
-    run(job.record, files(job.input), Path(job.output.latent_html).parent, segment)
+    run(job.record, files(job.input), Path(job.output.latent_html).parent)
 
 
 def holter(job: Job) -> None:

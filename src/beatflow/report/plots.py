@@ -521,14 +521,16 @@ def gallery_rows(rows: np.ndarray, kept, lengths=None):
     return first_lead(top.index.to_numpy()), median, top
 
 
-def plot(record: str, paths: dict, out_dir, seg) -> None:
-    """All plots of one record into ``out_dir``.
+def plot(record: str, paths: dict, out_dir) -> None:
+    """All plots of one record into ``out_dir``; the RR bounds and a beat window's start are those the beats
+    were made with (``beats.parquet``'s metadata).
 
     ``paths``: ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``.
     """
     from beatflow.backend import select_backend
-    from beatflow.io.tables import read_frame, read_signal, signal_info
+    from beatflow.io.tables import beats_parameters, read_frame, read_signal, signal_info
 
+    seg = beats_parameters(paths["beats"])
     out_dir = Path(out_dir)
     scores = read_frame(paths["scores"])
     beats = read_frame(paths["beats"])
@@ -538,7 +540,7 @@ def plot(record: str, paths: dict, out_dir, seg) -> None:
     save(trace_plot(x, fs, lead, scores[scores.anomaly], record), out_dir / "trace")
     latent = read_frame(paths["latent"]).drop(columns="score").merge(scores, on="beat", how="left")
     save(latent_plot(latent, record), out_dir / "latent")
-    save(lengths_plot(beats.length.to_numpy() / fs, seg.min_rr_s, seg.max_rr_s, record), out_dir / "lengths")
+    save(lengths_plot(beats.length.to_numpy() / fs, seg["min_rr_s"], seg["max_rr_s"], record), out_dir / "lengths")
 
     kept = scores[scores.split != "pruned"].reset_index(drop=True)
     lengths = beats.set_index("beat").length.reindex(kept.beat).to_numpy()
@@ -551,5 +553,5 @@ def plot(record: str, paths: dict, out_dir, seg) -> None:
         rr_before_s=np.where(i > 0, times[i] - times[np.maximum(i - 1, 0)], np.nan),
         rr_after_s=np.where(i < last, times[np.minimum(i + 1, last)] - times[i], np.nan),
     )
-    save(gallery_plot(top_rows, median, top, fs, lead, record, seg.pre_peak_s), out_dir / "gallery")
+    save(gallery_plot(top_rows, median, top, fs, lead, record, seg["pre_peak_s"]), out_dir / "gallery")
     log.info("plot %s: 4 figures (HTML + PNG) in %s", record, out_dir)
