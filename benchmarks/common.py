@@ -199,3 +199,8 @@ def snakemake_args(cores: int, device: str, records: str | None, extra: list[str
     """The arguments after ``snakemake`` of a benchmark's run: ``cores``, one GPU, the backend, the records."""
     records_arg = [f"records={records}"] if records else []
     return ["--cores", str(cores), "--resources", "gpu=1", "--config", f"device={device}", *records_arg, *extra]
+
+
+def benchmark_seconds(path: Path) -> float:
+    """The wall seconds Snakemake's ``benchmark:`` file ``path`` measured (its first row's ``s``)."""
+    return float(path.read_text().splitlines()[1].split("\t")[0])

@@ -38,7 +38,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from benchmarks.common import scratch_project, snakemake_args, write_json
+from benchmarks.common import benchmark_seconds, scratch_project, snakemake_args, write_json
 
 PHASES = ("wait", "launch", "startup", "work", "exit", "bookkeeping")
 LINE = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \w+ "
@@ -91,7 +91,7 @@ def rule_log_times(log: Path) -> dict | None:
 def benchmark_s(path: Path) -> float:
     """The wall seconds of a job's process from its ``benchmark:`` file (nan where there is none)."""
     try:
-        return float(path.read_text().splitlines()[1].split("\t")[0])
+        return benchmark_seconds(path)
     except (OSError, IndexError, ValueError):
         return float("nan")
 

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import device_name, scratch_project, snakemake_args, versions, write_json
+from benchmarks.common import benchmark_seconds, device_name, scratch_project, snakemake_args, versions, write_json
 from benchmarks.timeline import GPU_RULES, intervals
 
 PER_BACKEND = (
@@ -190,8 +190,7 @@ def stages_s(logs: Path) -> dict[str, dict[str, float]]:
     """Seconds per record and rule, from Snakemake's ``benchmark:`` files."""
     stages: dict[str, dict[str, float]] = {}
     for bench in sorted(logs.glob("*/*.benchmark.tsv")):
-        lines = bench.read_text().splitlines()
-        stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = float(lines[1].split("\t")[0])
+        stages.setdefault(bench.parent.name, {})[bench.name.split(".")[0]] = benchmark_seconds(bench)
     return stages
 
 
