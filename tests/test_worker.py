@@ -24,6 +24,7 @@ from beatflow.config import validated
 from beatflow.job import Files, Job
 from beatflow.stage import execute
 from beatflow.worker import client
+from beatflow.worker.groups import POOL_ENV
 from beatflow.worker.protocol import Run
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm workers listen on Linux abstract sockets")
@@ -143,6 +144,32 @@ def test_a_busy_worker_is_not_shared_and_workers_end_with_their_snakemake(owner,
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(alive(pid) for pid in pids)
+
+
+def stage_span(log) -> tuple[str, str]:
+    """When the stage in a rule log started and was done (the log's timestamps)."""
+    text = open(log).read()
+    start = re.search(r"^(\S+ \S+) INFO .*: start \(", text, re.MULTILINE).group(1)
+    done = re.search(r"^(\S+ \S+) INFO .*: done in", text, re.MULTILINE).group(1)
+    return start, done
+
+
+def test_a_fixed_pool_makes_a_job_wait_for_its_busy_worker(owner, tmp_path, monkeypatch):
+    monkeypatch.setenv(POOL_ENV, "ingest=1")  # demo_record's group, as a GPU run fixes its GPU groups' pools
+    outcomes = {}
+
+    def submit(i):
+        outcomes[i] = client.submit(demo_job(tmp_path / f"j{i}", seconds=600), 0.1)[0]
+
+    jobs = [threading.Thread(target=submit, args=(i,)) for i in range(2)]
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join()
+    assert outcomes == {0: True, 1: True}
+    assert len(worker_pids(tmp_path / "j0.log", tmp_path / "j1.log")) == 1  # no second worker
+    (first_start, first_done), (second_start, second_done) = sorted(stage_span(tmp_path / f"j{i}.log") for i in (0, 1))
+    assert second_start >= first_done  # one after the other
 
 
 def hung_job(tmp_path, name="hung"):

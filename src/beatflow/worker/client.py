@@ -16,7 +16,7 @@ import sys
 import time
 
 from beatflow.job import Job
-from beatflow.worker.groups import GROUP_OF, GROUPS, workers_at_start
+from beatflow.worker.groups import GROUP_OF, GROUPS, POOL_ENV, pool_environment, pool_size, workers_at_start
 from beatflow.worker.protocol import (
     EXIT_ABANDONED,
     MAX_WORKERS,
@@ -40,6 +40,7 @@ THREAD_CAPS = (
     "NUMEXPR_NUM_THREADS",
 )  # Snakemake's per-job caps; the worker sets its own
 END_WAIT_S = 5.0  # for the worker's end to reach its log after its connection closed
+BUSY_POLL_S = 0.02  # a job whose group's fixed pool is busy asks again after this long
 
 
 def start_workers(config: dict, cores: int, records: int, but: str = "") -> None:
@@ -52,6 +53,8 @@ def start_workers(config: dict, cores: int, records: int, but: str = "") -> None
     run = Run.current()
     devices = run_devices()
     if run is not None:
+        if devices:
+            os.environ[POOL_ENV] = pool_environment(records)  # the run's jobs inherit it
         for name, group in GROUPS.items():
             if name != but:
                 gpu_group = group.gpu_libraries and len(devices) > 1
@@ -73,27 +76,31 @@ def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | No
         "age": age_s,
         "env": {k: v for k, v in os.environ.items() if k.startswith("BEATFLOW_") or k in PASSED_ENV},
     }
-    for index in range(MAX_WORKERS):
-        try:
-            channel = _connect(run, group, index)
-            if channel is None:
-                if index == 0 and not run.log_path(group, 0).exists():  # no worker yet (Snakemake's hooks off)
-                    start_workers(job.config, len(os.sched_getaffinity(0)), 1, but=GROUP_OF[job.rule])
-                channel = _start(run, group, index, job.config)
-        except PermissionError as exc:
-            return None, str(exc)
-        if channel is None:
-            return None, f"no warm worker started (see {run.log_path(group, index)}); running the job here"
-        with contextlib.closing(channel):
+    pool = pool_size(GROUP_OF[job.rule])
+    while True:
+        for index in range(pool or MAX_WORKERS):
             try:
-                channel.send(request)
-                reply = channel.receive(REQUEST_TIMEOUT_S)
-            except (OSError, ValueError):
-                reply = None
-            if reply is None or reply.get("busy"):
-                continue
-            return _follow(channel, int(reply["accepted"]), run.log_path(group, index))
-    return None, f"all {MAX_WORKERS} warm workers of group {group} are busy; running the job here"
+                channel = _connect(run, group, index)
+                if channel is None:
+                    if index == 0 and not run.log_path(group, 0).exists():  # no worker yet (Snakemake's hooks off)
+                        start_workers(job.config, len(os.sched_getaffinity(0)), 1, but=GROUP_OF[job.rule])
+                    channel = _start(run, group, index, job.config)
+            except PermissionError as exc:
+                return None, str(exc)
+            if channel is None:
+                return None, f"no warm worker started (see {run.log_path(group, index)}); running the job here"
+            with contextlib.closing(channel):
+                try:
+                    channel.send(request)
+                    reply = channel.receive(REQUEST_TIMEOUT_S)
+                except (OSError, ValueError):
+                    reply = None
+                if reply is None or reply.get("busy"):
+                    continue
+                return _follow(channel, int(reply["accepted"]), run.log_path(group, index))
+        if pool is None:
+            return None, f"all {MAX_WORKERS} warm workers of group {group} are busy; running the job here"
+        time.sleep(BUSY_POLL_S)  # the group's whole pool is busy: the first to finish takes the job
 
 
 def _follow(channel: Channel, worker_pid: int, worker_log) -> tuple[bool | None, str | None]:

@@ -6,6 +6,7 @@ small synthetic record (:func:`warm_up`), each in its own process while the othe
 from __future__ import annotations
 
 import importlib
+import os
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -57,24 +58,49 @@ GROUPS = {
     ),
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
+GPU_GROUPS = tuple(name for name, group in GROUPS.items() if group.gpu_libraries)
 CORES_PER_REPORT_WORKER = 2  # report workers started with a run: one per this many cores, at least at_start
+POOL_ENV = "BEATFLOW_WORKER_POOL"  # a GPU run's GPU groups' pool sizes (group=n,...), set with the first workers
+
+
+def gpu_pool(records: int) -> int:
+    """A GPU group's workers on a GPU run (per device): the GPU jobs that share a device
+    (:func:`beatflow.gpus.run_jobs_per_device`) spread over the :data:`GPU_GROUPS`, at most one per record, at
+    least one. The pool is fixed: a job finding its group's workers busy waits for one, since another worker
+    costs a CUDA context and seconds of imports and warm-up on a host that is starting all the others, while a
+    GPU stage's job takes a fraction of a second to a few seconds."""
+    from beatflow.gpus import run_jobs_per_device
+
+    return max(1, min(records, -(-run_jobs_per_device() // len(GPU_GROUPS))))
 
 
 def workers_at_start(name: str, cores: int, records: int) -> int:
     """How many of group ``name``'s workers a run of ``records`` records starts with (warmed up while the first
-    jobs run): a GPU group as many as GPU jobs share a device on a GPU run (:mod:`beatflow.gpus`), the report
-    group one per :data:`CORES_PER_REPORT_WORKER` cores; never more than the records' jobs can use at once
-    (one per record; the report group's rules run two at once per record), nor fewer than its ``at_start``."""
-    from beatflow.gpus import run_devices, run_jobs_per_device
+    jobs run): a GPU group its whole pool on a GPU run (:func:`gpu_pool`), the report group one per
+    :data:`CORES_PER_REPORT_WORKER` cores and at most two per record (its rules run two at once per record),
+    never fewer than the group's ``at_start``."""
+    from beatflow.gpus import run_devices
 
     group = GROUPS[name]
     if group.gpu_libraries and run_devices():
-        wanted = min(run_jobs_per_device(), records)
+        wanted = gpu_pool(records)
     elif name == "report":
         wanted = min(cores // CORES_PER_REPORT_WORKER, 2 * records)
     else:
         wanted = 1
     return max(group.at_start, wanted)
+
+
+def pool_environment(records: int) -> str:
+    """:data:`POOL_ENV`'s value for a GPU run of ``records`` records."""
+    return ",".join(f"{name}={gpu_pool(records)}" for name in GPU_GROUPS)
+
+
+def pool_size(group: str) -> int | None:
+    """Group ``group``'s fixed pool in this run (:data:`POOL_ENV`), None where it has none (it starts a worker
+    whenever all of its workers are busy)."""
+    sizes = dict(item.split("=") for item in os.environ.get(POOL_ENV, "").split(",") if "=" in item)
+    return int(sizes[group]) if group in sizes else None
 
 
 def preload(name: str, config: dict, warm: bool) -> str:
