@@ -42,8 +42,13 @@ if local_run and not workflow.remote_exec and not workflow.subprocess_exec:
 
 # CPU threads of the torch rules (train, score). Snakemake caps them at --cores on local runs and exports
 # OMP_NUM_THREADS=threads to the job; without a threads directive torch would run on one core. On a local
-# GPU run the device does their work: a few threads each let other records' jobs run beside them.
-TORCH_THREADS = 4 if run_devices() else 16
+# GPU run the device does their work, and one thread each lets them start whenever a core is free: a job
+# asking for more waits while the report jobs of other records take every core as it frees.
+TORCH_THREADS = 1 if run_devices() else 16
+
+# The GPU stages' jobs (ingest to score) go before the report stages' when both are ready: they feed the
+# device and every later stage of their record, while report jobs only end a record.
+GPU_STAGE_PRIORITY = 1
 
 
 onstart:

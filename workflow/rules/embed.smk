@@ -11,6 +11,7 @@ rule embed:
         "logs/{record}/embed.log",
     benchmark:
         "logs/{record}/embed.benchmark.tsv"
+    priority: GPU_STAGE_PRIORITY
     resources:
         gpu=1,
     conda:

@@ -14,6 +14,7 @@ rule ingest:
         "logs/{record}/ingest.log",
     benchmark:
         "logs/{record}/ingest.benchmark.tsv"
+    priority: GPU_STAGE_PRIORITY
     resources:
         gpu=1,
     conda:

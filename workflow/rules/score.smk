@@ -15,6 +15,7 @@ rule score:
     benchmark:
         "logs/{record}/score.benchmark.tsv"
     threads: TORCH_THREADS
+    priority: GPU_STAGE_PRIORITY
     resources:
         gpu=1,
     conda:

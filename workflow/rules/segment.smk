@@ -10,6 +10,7 @@ rule segment:
         "logs/{record}/segment.log",
     benchmark:
         "logs/{record}/segment.benchmark.tsv"
+    priority: GPU_STAGE_PRIORITY
     resources:
         gpu=1,
     conda:

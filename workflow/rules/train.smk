@@ -13,6 +13,7 @@ rule train:
     benchmark:
         "logs/{record}/train.benchmark.tsv"
     threads: TORCH_THREADS
+    priority: GPU_STAGE_PRIORITY
     resources:
         gpu=1,
     conda:
