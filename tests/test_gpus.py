@@ -115,8 +115,7 @@ class Workflow:
     ],
 )
 def test_the_gpu_resource_counts_gpu_jobs_on_a_local_run(monkeypatch, device, visible, given, limit, places):
-    monkeypatch.setattr(gpus, "visible_devices", lambda: visible)
-    monkeypatch.setattr(gpus, "device_memory_gib", lambda devices: 140.4 if devices else None)
+    monkeypatch.setattr(gpus, "visible_devices", lambda: (visible, 140.4 if visible else None))
     for name in (gpus.DEVICES_ENV, gpus.JOBS_ENV):  # share_devices sets them: restored after the test
         monkeypatch.setenv(name, "")
     workflow = Workflow(given)
@@ -175,3 +174,26 @@ def test_jobs_in_warm_workers_run_on_their_devices_workers(tmp_path, monkeypatch
         for script in scripts:
             script.wait(timeout=30)  # their workers saw Snakemake go
     assert len(workers) == 2 and all(gone_within(pid, 3.0) for pid in workers)
+
+
+@pytest.mark.parametrize(
+    ("visible", "devices", "memory_gib"),
+    [
+        (None, ["0", "1"], 79.65),  # every device listed; the smaller memory
+        ("1", ["1"], 79.65),
+        ("GPU-aa11", ["GPU-aa11"], 140.4),  # by UUID
+        ("MIG-cc33", ["MIG-cc33"], None),  # a MIG slice: its memory is not the listed device's
+    ],
+)
+def test_one_nvidia_smi_call_gives_the_devices_and_their_memory(tmp_path, monkeypatch, visible, devices, memory_gib):
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nprintf '0, GPU-aa11, 143769\\n1, GPU-bb22, 81559\\n'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    if visible is None:
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    else:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    found, memory = gpus.visible_devices()
+    assert found == devices
+    assert memory == (None if memory_gib is None else pytest.approx(memory_gib, abs=0.01))

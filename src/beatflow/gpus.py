@@ -13,6 +13,7 @@ and use the GPU SLURM gives them."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -31,31 +32,26 @@ LOCK_DIR = Path(".snakemake", "beatflow", "gpus")  # Snakemake locks the working
 POLL_S = 0.05
 
 
-def visible_devices() -> list[str]:
-    """The devices a process of this host may use: ``CUDA_VISIBLE_DEVICES`` where set, else nvidia-smi's list."""
+def visible_devices() -> tuple[list[str], float | None]:
+    """The devices a process of this host may use (``CUDA_VISIBLE_DEVICES`` where set, else every device
+    nvidia-smi lists) and the smallest total memory among them in GiB (None where nvidia-smi cannot tell),
+    from one nvidia-smi call (each costs a driver query: tenths of a second at parse time)."""
+    smi = shutil.which("nvidia-smi")
+    listed = []
+    if smi is not None:
+        cmd = [smi, "--query-gpu=index,uuid,memory.total", "--format=csv,noheader,nounits"]
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=True).stdout
+            listed = [[field.strip() for field in line.split(",")] for line in out.splitlines() if line.count(",") == 2]
     if "CUDA_VISIBLE_DEVICES" in os.environ:
-        return [d.strip() for d in os.environ["CUDA_VISIBLE_DEVICES"].split(",") if d.strip()]
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return []
+        devices = [d.strip() for d in os.environ["CUDA_VISIBLE_DEVICES"].split(",") if d.strip()]
+    else:
+        devices = [index for index, _, _ in listed]
     try:
-        listed = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return [str(i) for i, line in enumerate(listed.splitlines()) if line.startswith("GPU ")]
-
-
-def device_memory_gib(devices: list[str]) -> float | None:
-    """The smallest total memory of ``devices`` (GiB), from nvidia-smi; None where it cannot tell."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None or not devices:
-        return None
-    cmd = [smi, "--query-gpu=memory.total", "--format=csv,noheader,nounits", "-i", ",".join(devices)]
-    try:
-        listed = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=True).stdout.split()
-        return min(float(mib) for mib in listed) / 1024
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return None
+        memory = [float(mib) / 1024 for index, uuid, mib in listed if index in devices or uuid in devices]
+    except ValueError:  # [N/A]
+        memory = []
+    return devices, min(memory) if memory and len(memory) == len(devices) else None
 
 
 def jobs_per_device(memory_gib: float | None, cores: int) -> int:
@@ -71,9 +67,9 @@ def share_devices(workflow, device: str) -> str | None:
     """When a local run's Snakefile is parsed: publish the devices its jobs share and let Snakemake's ``gpu``
     resource count GPU jobs rather than GPUs (see the module). ``device`` is the config's. Returns what it did,
     for the log, or None where the run gives no ``gpu`` limit."""
-    devices = visible_devices() if device != "cpu" else []
+    devices, memory_gib = visible_devices() if device != "cpu" else ([], None)
     cores = workflow.global_resources["_cores"].value or os.cpu_count() or 1  # None: no --cores (a cluster job)
-    per_device = jobs_per_device(device_memory_gib(devices), cores)
+    per_device = jobs_per_device(memory_gib, cores)
     os.environ[DEVICES_ENV] = ",".join(devices)
     os.environ[JOBS_ENV] = str(per_device)
     given = workflow.global_resources.get("gpu")
