@@ -10,7 +10,8 @@
 #   mitdb  the 22 MIT-BIH DS1 records as one cohort (WFDB with their .atr, carried to /root/mitdb beforehand):
 #          where each job's time goes on the GPU (benchmarks/job_profile.py; PROFILE=0: not), then GPU and CPU
 #          backends in one report (each record's evaluation.json: detection and classes)
-#   h20    the 20 h record on the GPU and the CPU, then the 8 x 20 h cohort on the GPU (memory and utilisation sampled)
+#   h20    where each job's time goes on the 20 h record (PROFILE=0: not), the record on the GPU and the CPU (H20_DEVICES),
+#          then the 8 x 20 h cohort (COHORT8_DEVICES: gpu; memory and utilisation sampled; COHORT8=0: not)
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -69,12 +70,17 @@ mitdb)
     --out "benchmarks/results/mitdb-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tail -20 ;;
 h20)  # the 20 h record on both backends (caches filled first; FILL=0: already), then 8 of them as one GPU cohort
   [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
-  timeout 240 python3 -m benchmarks.run_workflow --devices gpu cpu --records data/holter20h.tsv \
+  [ "${PROFILE:-1}" != 0 ] && timeout 120 python3 -m benchmarks.job_profile --device gpu --records data/holter20h.tsv \
+    --out "benchmarks/results/job-profile-holter20h-h200-$stamp.json" 2>&1 | head -12
+  timeout 240 python3 -m benchmarks.run_workflow --devices ${H20_DEVICES:-gpu cpu} --records data/holter20h.tsv \
     --out "benchmarks/results/holter20h-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | grep -A3 -E 'workflow_wall_s|"plot"' | head -20
-  { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
-    > data/cohort8.tsv
-  timeout ${COHORT_TIMEOUT:-200} python3 -m benchmarks.run_workflow --devices gpu --out "benchmarks/results/cohort8-h200-$stamp.json" \
-    --records data/cohort8.tsv 2>&1 | grep -E '"(gpu|busy_fraction|mean_utilisation_pct|max_memory_used_mib|samples)"|wall' | head ;;
+  if [ "${COHORT8:-1}" != 0 ]; then
+    { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
+      > data/cohort8.tsv
+    timeout ${COHORT_TIMEOUT:-200} python3 -m benchmarks.run_workflow --devices ${COHORT8_DEVICES:-gpu} \
+      --out "benchmarks/results/cohort8-h200-$stamp.json" --records data/cohort8.tsv 2>&1 \
+      | grep -E '"(gpu|cpu|busy_fraction|mean_utilisation_pct|max_memory_used_mib|samples)"|wall' | head -20
+  fi ;;
 demo)
   timeout 400 python3 -m benchmarks.run_workflow --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
     --keep-logs "$OUT/runs" 2>&1 | tail -12 ;;

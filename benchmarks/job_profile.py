@@ -48,12 +48,18 @@ DONE = re.compile(LINE + r"\S+ \S+: done in", re.MULTILINE)
 # Runs Snakemake's command line in this process with a filter on its logger (handlers are replaced when
 # Snakemake sets its logging up; a logger's filters stay) that writes each job event as a JSON line.
 HOOK = """
-import json, logging, sys
+import json, logging, sys, time
 events = open(sys.argv[1], "w", buffering=1)
+events.write(json.dumps({"t": time.time(), "event": "process_start"}) + "\\n")
 KEYS = ("jobid", "job_id", "rule_name", "input", "output")
+MILESTONES = {"Building DAG of jobs": "dag_start", "beatflow: ": "onstart"}
 class Stamp(logging.Filter):
     def filter(self, record):
         event = str(getattr(record, "event", ""))
+        message = str(record.msg)
+        for prefix, milestone in MILESTONES.items():
+            if message.startswith(prefix):
+                events.write(json.dumps({"t": record.created, "event": milestone}) + "\\n")
         if event in ("job_info", "job_finished", "job_error"):
             fields = {k: list(getattr(record, k)) if k in ("input", "output") else getattr(record, k)
                       for k in KEYS if hasattr(record, k)}
@@ -169,6 +175,16 @@ def summary(rows: list[dict], wall: float) -> dict:
     }
 
 
+def start_up(events: list[dict], rows: list[dict]) -> dict:
+    """The run's seconds before its first job: from the process's start to Snakemake's DAG (its import, the
+    Snakefile's parsing), to its ``onstart`` (the DAG; where the Snakefile logs there), to its first job."""
+    at = {e["event"]: e["t"] for e in reversed(events) if e["event"] in ("process_start", "dag_start", "onstart")}
+    first = min((r["decided"] for r in rows), default=None)
+    marks = [(name, at.get(event)) for name, event in (("to_dag_s", "dag_start"), ("to_onstart_s", "onstart"))]
+    begin = at.get("process_start")
+    return {name: round(t - begin, 3) for name, t in [*marks, ("to_first_job_s", first)] if t and begin}
+
+
 def profile(device: str, cores: int, records: str | None, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         work = scratch_project(Path(tmp))
@@ -185,6 +201,7 @@ def profile(device: str, cores: int, records: str | None, extra: list[str]) -> d
             "device": device,
             "cores": cores,
             "records": records or "demo",
+            "start_up": start_up(events, rows),
             **summary(rows, wall),
             "job_rows": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
         }
