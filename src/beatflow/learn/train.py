@@ -15,6 +15,7 @@ log = logging.getLogger("beatflow")
 
 
 MIN_STEPS = 8  # optimiser steps per epoch at least
+WARM_UP_ROWS = (2048, 2, 250)  # beats, leads, samples of the random rows a learn worker warms up on
 QRS_AFTER_PEAK_S = 0.1  # the stretch augmentation leaves each row as it is up to this long after its R peak
 
 
@@ -234,6 +235,29 @@ def train(record: str, inputs: dict, outputs: dict, p: TrainParams, backend) -> 
     model.template.copy_(template)
     hparams = {"channels": int(x.shape[1]), "length": int(x.shape[2]), **vars(p)}
     save_model(model, hparams, history, outputs["model"])
+
+
+def warm_up(config: dict) -> None:
+    """One epoch on random rows with the run's ``train.*`` keys, the rows read as a record's are (kvikio and
+    DLPack on the GPU): a learn worker's first job then finds torch's kernels, cuDNN and cuBLAS loaded, and no
+    record had to be made, segmented and embedded for it."""
+    import tempfile
+    from dataclasses import replace
+    from pathlib import Path
+
+    import numpy as np
+
+    from beatflow.backend import select_backend, torch_device
+    from beatflow.io import arrays
+
+    backend = select_backend(config["device"], needs=("kvikio", "torch"))
+    rows = np.random.default_rng(0).standard_normal(WARM_UP_ROWS, dtype=np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, "embedding.npy")
+        arrays.save(path, rows, gpu=False)
+        rows = arrays.load(path, backend.gpu)
+    p = replace(TrainParams.from_config(config["train"]), epochs=1)
+    fit(as_tensor(rows, backend, torch_device(backend)), p, torch_device(backend), WARM_UP_ROWS[2] // 2)
 
 
 def stretch_pivot(beats, fs: float) -> int:

@@ -19,7 +19,7 @@ class Group:
     rules: tuple[str, ...]
     modules: tuple[str, ...]  # imported by every worker of the group before its first job
     gpu_libraries: tuple[str, ...] = ()  # what the group's stages ask select_backend for
-    warm_up: tuple[str, ...] = ()  # rules run once on the GPU by each worker started warm
+    warm_up: str = ""  # "module:function": called with the run's config, on the GPU, by each worker started warm
     max_jobs: int = 200  # a worker retires after this many jobs
     max_rss_mb: int = 8192  # or when its resident memory exceeds this after a job
     at_start: int = 1  # workers started with the run, at least (see workers_at_start)
@@ -32,13 +32,13 @@ GROUPS = {
         ("segment", "embed"),
         ("beatflow.detect.segment", "beatflow.embed.rows"),
         ("kvikio", "numba.cuda"),
-        warm_up=("segment", "embed"),
+        warm_up="beatflow.worker.groups:warm_up_detect",
     ),
     "learn": Group(
         ("train", "score", "evaluate"),  # evaluate: right after score, and never in plot's way
         ("torch", "beatflow.learn.train", "beatflow.score.scores", "beatflow.evaluate"),
         ("kvikio", "torch"),
-        warm_up=("train",),
+        warm_up="beatflow.learn.train:warm_up",
     ),
     # bokeh Documents and matplotlib state grow with every figure: report workers retire early
     "report": Group(
@@ -124,26 +124,30 @@ def preload(name: str, config: dict, warm: bool) -> str:
     except BackendError:
         return "none"  # the job's own select_backend says why
     if backend.gpu:
-        warm_up(group.warm_up, config)
+        warm_up(name, config)
     return backend.name
 
 
-WARM_UP_CHAIN = ("demo_record", "ingest", "segment", "embed", "train")  # each rule's inputs: the ones before
+def warm_up(name: str, config: dict) -> None:
+    """Group ``name``'s warm-up (its ``warm_up``), so that its workers' first real jobs find the kernels
+    compiled and loaded and their libraries' handles made."""
+    module, _, function = GROUPS[name].warm_up.partition(":")
+    if module:
+        getattr(importlib.import_module(module), function)(config)
 
 
-def warm_up(rules: tuple[str, ...], config: dict) -> None:
-    """Run ``rules`` once on a 2-minute synthetic record with the run's config, so that their first real job
-    finds the kernels compiled, loaded and their libraries' handles made (CuPy's and Numba's caches are on
-    disk, but a cold segment job pays seconds more: docs/experiments.md §5.10). The rules before them in
-    :data:`WARM_UP_CHAIN` make their inputs on the CPU; train runs one epoch."""
+WARM_UP_CHAIN = ("demo_record", "ingest", "segment", "embed")  # each rule's inputs: the ones before
+
+
+def warm_up_detect(config: dict) -> None:
+    """Run segment and embed once on a 2-minute synthetic record with the run's config (CuPy's and Numba's
+    caches are on disk, but a cold segment job pays seconds more: docs/experiments.md §5.10); the record and
+    its signal are made on the CPU."""
     from beatflow.rules import RULES
 
-    if not rules:
-        return
-    last = max(WARM_UP_CHAIN.index(rule) for rule in rules)
     with tempfile.TemporaryDirectory() as tmp:
-        for job in warm_up_jobs(Path(tmp), config)[: last + 1]:
-            if job.rule not in rules:
+        for job in warm_up_jobs(Path(tmp), config):
+            if job.rule not in GROUPS["detect"].rules:
                 job = replace(job, config={**job.config, "device": "cpu"})
             RULES[job.rule](job)
 
@@ -152,11 +156,10 @@ def warm_up_jobs(d: Path, config: dict) -> list[Job]:
     """The jobs of :data:`WARM_UP_CHAIN` on a synthetic record in ``d``, as workflow/rules/*.smk define them."""
     f = {
         name.split(".")[0]: str(d / name)
-        for name in ("csv.csv", "truth.csv", "signal.parquet", "beats.parquet", "embedding.npy", "model.pt")
+        for name in ("csv.csv", "truth.csv", "signal.parquet", "beats.parquet", "embedding.npy")
     }
-    train = {**config["train"], "epochs": 1}
 
-    def job(rule, inputs, outputs, params, rule_config=config):
+    def job(rule, inputs, outputs, params):
         return Job(
             rule,
             {"record": "warm-up"},
@@ -164,7 +167,7 @@ def warm_up_jobs(d: Path, config: dict) -> list[Job]:
             Files(list(outputs.values()), outputs),
             Files(),
             params,
-            rule_config,
+            config,
         )
 
     return [
@@ -181,12 +184,5 @@ def warm_up_jobs(d: Path, config: dict) -> list[Job]:
             {"signal": f["signal"], "beats": f["beats"]},
             {"embedding": f["embedding"]},
             {"embed": config["embed"]},
-        ),
-        job(
-            "train",
-            {"signal": f["signal"], "embedding": f["embedding"], "beats": f["beats"]},
-            {"model": f["model"]},
-            {"train": train},
-            {**config, "train": train},
         ),
     ]
