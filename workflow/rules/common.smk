@@ -63,6 +63,25 @@ onstart:
             start_workers(config, workflow.cores, len(RECORDS))
 
 
+def cancel_schedule_reevaluations():
+    """Snakemake's job rate limiter (--max-jobs-per-timespan, 100/1s by default) leaves a one-second
+    threading.Timer after every scheduling round, to schedule again; the interpreter waits for the last one
+    before it exits. Once the run has ended there is nothing left to schedule: cancel them."""
+    import threading
+
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer) and "_schedule_reevalutation" in thread.function.__qualname__:
+            thread.cancel()
+
+
+onsuccess:
+    cancel_schedule_reevaluations()
+
+
+onerror:
+    cancel_schedule_reevaluations()
+
+
 wildcard_constraints:
     record=RECORD_NAME,
 
