@@ -175,14 +175,19 @@ def summary(rows: list[dict], wall: float) -> dict:
     }
 
 
-def start_up(events: list[dict], rows: list[dict]) -> dict:
-    """The run's seconds before its first job: from the process's start to Snakemake's DAG (its import, the
-    Snakefile's parsing), to its ``onstart`` (the DAG; where the Snakefile logs there), to its first job."""
+def outside_jobs(events: list[dict], rows: list[dict], wall: float) -> dict:
+    """The run's seconds outside its jobs: from the process's start to Snakemake's DAG (its import, the
+    Snakefile's parsing), to its ``onstart`` (where the Snakefile logs there), to its first job; and from its
+    last job's end to the process's end."""
     at = {e["event"]: e["t"] for e in reversed(events) if e["event"] in ("process_start", "dag_start", "onstart")}
-    first = min((r["decided"] for r in rows), default=None)
-    marks = [(name, at.get(event)) for name, event in (("to_dag_s", "dag_start"), ("to_onstart_s", "onstart"))]
     begin = at.get("process_start")
-    return {name: round(t - begin, 3) for name, t in [*marks, ("to_first_job_s", first)] if t and begin}
+    if begin is None or not rows:
+        return {}
+    marks = {"to_dag_s": at.get("dag_start"), "to_onstart_s": at.get("onstart")}
+    marks["to_first_job_s"] = min(r["decided"] for r in rows)
+    figures = {name: round(t - begin, 3) for name, t in marks.items() if t}
+    figures["after_last_job_s"] = round(wall - (max(r["finished"] for r in rows) - begin), 3)
+    return figures
 
 
 def profile(device: str, cores: int, records: str | None, extra: list[str]) -> dict:
@@ -201,7 +206,7 @@ def profile(device: str, cores: int, records: str | None, extra: list[str]) -> d
             "device": device,
             "cores": cores,
             "records": records or "demo",
-            "start_up": start_up(events, rows),
+            "outside_jobs": outside_jobs(events, rows, wall),
             **summary(rows, wall),
             "job_rows": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
         }
