@@ -83,7 +83,7 @@ def detect_jobs(signal: str, beats: str, out: Path, cfg: dict) -> list:
 def probe(a: argparse.Namespace, out: Path) -> dict:
     from beatflow.backend import release_memory, select_backend
     from beatflow.stage import execute
-    from beatflow.worker.groups import GROUPS, warm_up
+    from beatflow.worker.groups import warm_up
 
     cfg = dict(config())
     signal, beats = ingested(a.csv, out, cfg)
@@ -91,7 +91,7 @@ def probe(a: argparse.Namespace, out: Path) -> dict:
     t0 = time.perf_counter()
     select_backend(a.device, needs=NEEDS)
     if a.mode == "warm":
-        warm_up(GROUPS["detect"].warm_up, cfg)
+        warm_up("detect", cfg)
     times = {"mode": a.mode, "device": a.device, "preload_s": round(time.perf_counter() - t0, 3)}
     for i, job in enumerate(detect_jobs(signal, beats, out, cfg) * 2):
         t0 = time.perf_counter()
