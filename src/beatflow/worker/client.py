@@ -78,26 +78,29 @@ def submit(job: Job, age_s: float, device: str | None = None) -> tuple[bool | No
     }
     pool = pool_size(GROUP_OF[job.rule])
     while True:
-        for index in range(pool or MAX_WORKERS):
-            try:
-                channel = _connect(run, group, index)
-                if channel is None:
-                    if index == 0 and not run.log_path(group, 0).exists():  # no worker yet (Snakemake's hooks off)
-                        start_workers(job.config, len(os.sched_getaffinity(0)), 1, but=GROUP_OF[job.rule])
-                    channel = _start(run, group, index, job.config)
-            except PermissionError as exc:
-                return None, str(exc)
-            if channel is None:
-                return None, f"no warm worker started (see {run.log_path(group, index)}); running the job here"
-            with contextlib.closing(channel):
+        for ready_only in (True, False):  # a ready worker first; else one loading its libraries, or a new one
+            for index in range(pool or MAX_WORKERS):
                 try:
-                    channel.send(request)
-                    reply = channel.receive(REQUEST_TIMEOUT_S)
-                except (OSError, ValueError):
-                    reply = None
-                if reply is None or reply.get("busy"):
-                    continue
-                return _follow(channel, int(reply["accepted"]), run.log_path(group, index))
+                    channel = _connect(run, group, index)
+                    if channel is None and ready_only:
+                        continue
+                    if channel is None:
+                        if index == 0 and not run.log_path(group, 0).exists():  # no worker yet (hooks off)
+                            start_workers(job.config, len(os.sched_getaffinity(0)), 1, but=GROUP_OF[job.rule])
+                        channel = _start(run, group, index, job.config)
+                except PermissionError as exc:
+                    return None, str(exc)
+                if channel is None:
+                    return None, f"no warm worker started (see {run.log_path(group, index)}); running the job here"
+                with contextlib.closing(channel):
+                    try:
+                        channel.send({**request, "ready_only": ready_only})
+                        reply = channel.receive(REQUEST_TIMEOUT_S)
+                    except (OSError, ValueError):
+                        reply = None
+                    if reply is None or reply.get("busy"):
+                        continue
+                    return _follow(channel, int(reply["accepted"]), run.log_path(group, index))
         if pool is None:
             return None, f"all {MAX_WORKERS} warm workers of group {group} are busy; running the job here"
         time.sleep(BUSY_POLL_S)  # the group's whole pool is busy: the first to finish takes the job

@@ -59,7 +59,6 @@ GROUPS = {
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
 GPU_GROUPS = tuple(name for name, group in GROUPS.items() if group.gpu_libraries)
-CORES_PER_REPORT_WORKER = 2  # report workers started with a run: one per this many cores, at least at_start
 POOL_ENV = "BEATFLOW_WORKER_POOL"  # a GPU run's GPU groups' pool sizes (group=n,...), set with the first workers
 
 
@@ -76,16 +75,17 @@ def gpu_pool(records: int) -> int:
 
 def workers_at_start(name: str, cores: int, records: int) -> int:
     """How many of group ``name``'s workers a run of ``records`` records starts with (warmed up while the first
-    jobs run): a GPU group its whole pool on a GPU run (:func:`gpu_pool`), the report group one per
-    :data:`CORES_PER_REPORT_WORKER` cores and at most two per record (its rules run two at once per record),
-    never fewer than the group's ``at_start``."""
+    jobs run): a GPU group its whole pool on a GPU run (:func:`gpu_pool`); the report group one per core, at
+    most two per record (its rules run two at once per record): the report stages end every record and take
+    every core once the GPU stages are done, and a report worker started later makes its job wait seconds
+    for holoviews; never fewer than the group's ``at_start``."""
     from beatflow.gpus import run_devices
 
     group = GROUPS[name]
     if group.gpu_libraries and run_devices():
         wanted = gpu_pool(records)
     elif name == "report":
-        wanted = min(cores // CORES_PER_REPORT_WORKER, 2 * records)
+        wanted = min(cores, 2 * records)
     else:
         wanted = 1
     return max(group.at_start, wanted)

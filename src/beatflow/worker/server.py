@@ -134,6 +134,7 @@ class Worker:
         self.owner_fd = os.pidfd_open(run.owner)  # ProcessLookupError when Snakemake is already gone
         self.requests: queue.Queue = queue.Queue()
         self.busy = threading.Lock()
+        self.ready = threading.Event()  # set once the group's libraries are loaded (and warmed up)
         self.retiring = self.tidying = False
         self.jobs_done = 0
 
@@ -152,7 +153,7 @@ class Worker:
                 request = channel.receive(REQUEST_TIMEOUT_S)
             except (OSError, ValueError):
                 request = None
-            if request is None or not self.take(channel):
+            if request is None or (request.get("ready_only") and not self.ready.is_set()) or not self.take(channel):
                 with contextlib.suppress(OSError):
                     if request is not None:
                         channel.send({"busy": True})
@@ -345,6 +346,7 @@ def main(argv: list[str] | None = None) -> None:
     threading.Thread(target=worker.listen, daemon=True).start()  # jobs queue while it loads
     t0 = time.perf_counter()
     backend = preload(group_of(group)[0], json.loads(config), warm=warm == "warm")
+    worker.ready.set()
     print(
         f"warm worker pid {os.getpid()} for Snakemake {run.owner}: group {group} #{index}, backend {backend}, "
         f"ready in {time.perf_counter() - t0:.2f} s",
