@@ -46,9 +46,15 @@ if local_run and not workflow.remote_exec and not workflow.subprocess_exec:
 # asking for more waits while the report jobs of other records take every core as it frees.
 TORCH_THREADS = 1 if run_devices() else 16
 
-# The GPU stages' jobs (ingest to score) go before the report stages' when both are ready: they feed the
-# device and every later stage of their record, while report jobs only end a record.
-GPU_STAGE_PRIORITY = 1
+# Snakemake's job priorities: the GPU stages' jobs go before the report stages' when both are ready (they
+# feed the device and every later stage of their record, while report jobs only end a record), and a later
+# GPU stage before an earlier one, so that records go through the device one after another and their report
+# jobs start while it works on the others.
+GPU_STAGES = ("ingest", "segment", "embed", "train", "score")
+
+
+def gpu_stage_priority(rule):
+    return 1 + GPU_STAGES.index(rule)
 
 
 onstart:
@@ -156,7 +162,7 @@ def record_truth(wildcards):
 
 
 PLOTS = ("latent", "trace", "lengths", "gallery")
-STAGES = ("ingest", "segment", "embed", "train", "score", "plot")  # rules with a benchmark: file
+STAGES = (*GPU_STAGES, "plot")  # rules with a benchmark: file that the cohort table reads
 
 
 def record_outputs(record):

@@ -11,7 +11,7 @@ rule embed:
         "logs/{record}/embed.log",
     benchmark:
         "logs/{record}/embed.benchmark.tsv"
-    priority: GPU_STAGE_PRIORITY
+    priority: gpu_stage_priority("embed")
     resources:
         gpu=1,
     conda:

@@ -14,7 +14,7 @@ rule ingest:
         "logs/{record}/ingest.log",
     benchmark:
         "logs/{record}/ingest.benchmark.tsv"
-    priority: GPU_STAGE_PRIORITY
+    priority: gpu_stage_priority("ingest")
     resources:
         gpu=1,
     conda:

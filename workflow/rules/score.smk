@@ -15,7 +15,7 @@ rule score:
     benchmark:
         "logs/{record}/score.benchmark.tsv"
     threads: TORCH_THREADS
-    priority: GPU_STAGE_PRIORITY
+    priority: gpu_stage_priority("score")
     resources:
         gpu=1,
     conda:

@@ -10,7 +10,7 @@ rule segment:
         "logs/{record}/segment.log",
     benchmark:
         "logs/{record}/segment.benchmark.tsv"
-    priority: GPU_STAGE_PRIORITY
+    priority: gpu_stage_priority("segment")
     resources:
         gpu=1,
     conda:

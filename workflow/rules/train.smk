@@ -13,7 +13,7 @@ rule train:
     benchmark:
         "logs/{record}/train.benchmark.tsv"
     threads: TORCH_THREADS
-    priority: GPU_STAGE_PRIORITY
+    priority: gpu_stage_priority("train")
     resources:
         gpu=1,
     conda:
