@@ -204,7 +204,7 @@ def train(record: str, inputs: dict, outputs: dict, p: TrainParams, backend) -> 
     from beatflow.errors import BeatflowError
     from beatflow.io import arrays
     from beatflow.io.tables import read_frame, signal_info
-    from beatflow.learn.model import fill_tail, row_template, save_model, split_indices
+    from beatflow.learn.model import row_template, save_model, split_indices
 
     t0 = time.perf_counter()
     embedding_path, fs = inputs["embedding"], signal_info(inputs["signal"])[0]
@@ -231,33 +231,51 @@ def train(record: str, inputs: dict, outputs: dict, p: TrainParams, backend) -> 
         where,
         time.perf_counter() - t0,
     )
-    model, history = fit(fill_tail(x, x_lengths, template), p, device, stretch_pivot(beats, fs))
-    model.template.copy_(template)
+    model, history = fit_rows(x, x_lengths, template, p, device, stretch_pivot(beats, fs))
     hparams = {"channels": int(x.shape[1]), "length": int(x.shape[2]), **vars(p)}
     save_model(model, hparams, history, outputs["model"])
 
 
+def fit_rows(x, lengths, template, p: TrainParams, device, pivot: int):
+    """:func:`fit` on rows ``x`` whose padding after ``lengths`` is filled from ``template`` (kept in the
+    model)."""
+    from beatflow.learn.model import fill_tail
+
+    model, history = fit(fill_tail(x, lengths, template), p, device, pivot)
+    model.template.copy_(template)
+    return model, history
+
+
 def warm_up(config: dict) -> None:
-    """One epoch on random rows with the run's ``train.*`` keys, the rows read as a record's are (kvikio and
-    DLPack on the GPU): a learn worker's first job then finds torch's kernels, cuDNN and cuBLAS loaded, and no
-    record had to be made, segmented and embedded for it."""
+    """One epoch on random rows with the run's ``train.*`` keys, read as a record's are (the rows through
+    kvikio and DLPack on the GPU, their lengths from parquet) and padded from their row template: a learn
+    worker's first job then finds torch's kernels, cuDNN and cuBLAS and the readers loaded, and no record had
+    to be made, segmented and embedded for it."""
     import tempfile
     from dataclasses import replace
     from pathlib import Path
 
     import numpy as np
+    import pandas as pd
+    import torch
 
     from beatflow.backend import select_backend, torch_device
     from beatflow.io import arrays
+    from beatflow.io.tables import read_frame, write_frame
+    from beatflow.learn.model import row_template
 
     backend = select_backend(config["device"], needs=("kvikio", "torch"))
-    rows = np.random.default_rng(0).standard_normal(WARM_UP_ROWS, dtype=np.float32)
+    device = torch_device(backend)
+    rng = np.random.default_rng(0)
+    beats_n, _, width = WARM_UP_ROWS
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, "embedding.npy")
-        arrays.save(path, rows, gpu=False)
-        rows = arrays.load(path, backend.gpu)
+        embedding, beats = Path(tmp, "embedding.npy"), Path(tmp, "beats.parquet")
+        arrays.save(embedding, rng.standard_normal(WARM_UP_ROWS, dtype=np.float32), gpu=False)
+        write_frame(pd.DataFrame({"length": rng.integers(width // 2, width, beats_n)}), beats)
+        x = as_tensor(arrays.load(embedding, backend.gpu), backend, device)
+        lengths = torch.as_tensor(read_frame(beats, columns=["length"])["length"].to_numpy(copy=True), device=device)
     p = replace(TrainParams.from_config(config["train"]), epochs=1)
-    fit(as_tensor(rows, backend, torch_device(backend)), p, torch_device(backend), WARM_UP_ROWS[2] // 2)
+    fit_rows(x, lengths, row_template(x, lengths), p, device, width // 2)
 
 
 def stretch_pivot(beats, fs: float) -> int:
