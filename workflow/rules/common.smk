@@ -40,12 +40,6 @@ local_run = workflow.global_resources["_nodes"].value is None
 if local_run and not workflow.remote_exec and not workflow.subprocess_exec:
     GPU_SHARING = share_devices(workflow, config["device"])
 
-# CPU threads of the torch rules (train, score). Snakemake caps them at --cores on local runs and exports
-# OMP_NUM_THREADS=threads to the job; without a threads directive torch would run on one core. On a local
-# GPU run the device does their work, and one thread each lets them start whenever a core is free: a job
-# asking for more waits while the report jobs of other records take every core as it frees.
-TORCH_THREADS = 1 if run_devices() else 16
-
 # Snakemake's job priorities: the GPU stages' jobs go before the report stages' when both are ready (they
 # feed the device and every later stage of their record, while report jobs only end a record), and a later
 # GPU stage before an earlier one, so that records go through the device one after another and their report
@@ -129,6 +123,18 @@ def load_records(sheet_path):
 
 RECORDS = load_records(config["records"])
 TRUTH_RECORDS = [record for record in RECORDS.index if RECORDS.loc[record, "truth"]]
+
+# CPU threads of the torch rules (train, score). Snakemake caps them at --cores on local runs and exports
+# OMP_NUM_THREADS=threads to the job; without a threads directive torch would run on one core. On a local GPU
+# run the device does the training, and score's CPU side (tables, quantiles) gains little beyond 4 threads
+# (20 h record, H200: score 1.1-1.5 s with 4, 2.3-3.0 s with 1); with many records each gets its share of the
+# cores, down to one, since a job asking for more than the free cores waits while the report jobs of other
+# records take each core as it frees (22 records, 16 cores, 4 threads: train waited a median 27.8 s).
+MAX_GPU_RUN_TORCH_THREADS = 4
+RUN_CORES = workflow.global_resources["_cores"].value or os.cpu_count() or 1  # None: no --cores (a cluster job)
+TORCH_THREADS = (
+    max(1, min(MAX_GPU_RUN_TORCH_THREADS, RUN_CORES // len(RECORDS))) if run_devices() else 16
+)
 
 
 def record_path(wildcards):
