@@ -124,7 +124,8 @@ def test_a_failing_job_reports_its_error_and_leaves_no_artifact(owner, tmp_path)
     assert client.submit(demo_job(tmp_path / "next"), 0.1) == (True, None)  # the worker serves on after a user error
 
 
-def test_a_busy_worker_is_not_shared_and_workers_end_with_their_snakemake(owner, tmp_path):
+def two_jobs_at_once(tmp_path) -> dict[int, bool]:
+    """Two 10-minute demo records submitted at the same time (logs j0.log, j1.log): their outcomes."""
     outcomes = {}
 
     def submit(i):
@@ -135,7 +136,11 @@ def test_a_busy_worker_is_not_shared_and_workers_end_with_their_snakemake(owner,
         job.start()
     for job in jobs:
         job.join()
-    assert outcomes == {0: True, 1: True}
+    return outcomes
+
+
+def test_a_busy_worker_is_not_shared_and_workers_end_with_their_snakemake(owner, tmp_path):
+    assert two_jobs_at_once(tmp_path) == {0: True, 1: True}
     pids = worker_pids(tmp_path / "j0.log", tmp_path / "j1.log")
     assert len(pids) == 2  # two jobs at once: two workers of the group
     owner.kill()
@@ -156,19 +161,9 @@ def stage_span(log) -> tuple[str, str]:
 
 def test_a_fixed_pool_makes_a_job_wait_for_its_busy_worker(owner, tmp_path, monkeypatch):
     monkeypatch.setenv(POOL_ENV, "ingest=1")  # demo_record's group, as a GPU run fixes its GPU groups' pools
-    outcomes = {}
-
-    def submit(i):
-        outcomes[i] = client.submit(demo_job(tmp_path / f"j{i}", seconds=600), 0.1)[0]
-
-    jobs = [threading.Thread(target=submit, args=(i,)) for i in range(2)]
-    for job in jobs:
-        job.start()
-    for job in jobs:
-        job.join()
-    assert outcomes == {0: True, 1: True}
+    assert two_jobs_at_once(tmp_path) == {0: True, 1: True}
     assert len(worker_pids(tmp_path / "j0.log", tmp_path / "j1.log")) == 1  # no second worker
-    (first_start, first_done), (second_start, second_done) = sorted(stage_span(tmp_path / f"j{i}.log") for i in (0, 1))
+    (_, first_done), (second_start, _) = sorted(stage_span(tmp_path / f"j{i}.log") for i in (0, 1))
     assert second_start >= first_done  # one after the other
 
 
