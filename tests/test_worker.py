@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -25,7 +26,7 @@ from beatflow.job import Files, Job
 from beatflow.stage import execute
 from beatflow.worker import client
 from beatflow.worker.groups import POOL_ENV
-from beatflow.worker.protocol import Run
+from beatflow.worker.protocol import Channel, Run
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm workers listen on Linux abstract sockets")
 
@@ -165,6 +166,46 @@ def test_a_fixed_pool_makes_a_job_wait_for_its_busy_worker(owner, tmp_path, monk
     assert len(worker_pids(tmp_path / "j0.log", tmp_path / "j1.log")) == 1  # no second worker
     (_, first_done), (second_start, _) = sorted(stage_span(tmp_path / f"j{i}.log") for i in (0, 1))
     assert second_start >= first_done  # one after the other
+
+
+def loading_worker(run, group, index, asked: list) -> socket.socket:
+    """A stand-in for a worker still loading its libraries at ``index``: it says busy to a client that asks for
+    a ready worker and notes every request's ``ready_only``; any other request would have waited for it."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(run.address(group, index))
+    listener.listen(4)
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            channel = Channel(conn)
+            asked.append(bool(channel.receive(10).get("ready_only")))
+            channel.send({"busy": True})
+            channel.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+def test_a_job_goes_to_a_ready_worker_before_one_still_loading(owner, tmp_path):
+    run = Run.current()
+    client.spawn(run, "ingest", 1, {"device": "cpu"})
+    log = run.log_path("ingest", 1)
+    deadline = time.monotonic() + 60
+    while "ready in" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    run.log_path("ingest", 0).touch()  # worker 0 was started (it is loading), as by onstart
+    asked: list[bool] = []
+    listener = loading_worker(run, "ingest", 0, asked)
+    try:
+        assert client.submit(demo_job(tmp_path / "j"), 0.1) == (True, None)
+    finally:
+        listener.close()
+    assert worker_pids(tmp_path / "j.log") == {int(re.search(r"warm worker pid (\d+)", log.read_text()).group(1))}
+    assert asked == [True]  # the loading worker was asked only for a ready worker, then passed over
 
 
 def hung_job(tmp_path, name="hung"):
