@@ -1,8 +1,8 @@
 """The rule script's side of the warm workers (:func:`submit`): hand the job to an idle worker of its rule's
-group in this run (starting one where the group has none idle), after checking that the worker belongs to
-this user, and print its log lines; where no worker runs the job (none could start, one of another user
-listens on the address, or the worker died or fell silent), say why, so that the script runs the job itself
-and its log says so."""
+group in this run (a ready one before one still loading; where none is idle, starting another, or waiting
+for one where the group's pool is fixed), after checking that the worker belongs to this user, and print its
+log lines; where no worker runs the job (none could start, one of another user listens on the address, or the
+worker died or fell silent), say why, so that the script runs the job itself and its log says so."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """The warm workers' groups: rules whose stages share libraries run in the same group's workers. Each worker
 imports its group's libraries before its first job; the workers started when Snakemake starts
-(:func:`workers_at_start`) also choose the memory manager and, on the GPU, run the group's rules once on a
-small synthetic record (:func:`warm_up`), each in its own process while the others work."""
+(:func:`workers_at_start`) also choose the memory manager and, on the GPU, warm up (:func:`warm_up`: detect
+runs segment and embed on a small synthetic record, learn one epoch on random rows), each in its own process
+while the others work. On a GPU run a GPU group's workers are a fixed pool (:func:`gpu_pool`)."""
 
 from __future__ import annotations
 
