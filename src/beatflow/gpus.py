@@ -63,13 +63,18 @@ def jobs_per_device(memory_gib: float | None, cores: int) -> int:
     return max(1, min(MAX_JOBS_PER_DEVICE, int(memory_gib // MEMORY_PER_JOB_GIB), cores // CORES_PER_GPU_JOB))
 
 
+def run_cores(workflow) -> int:
+    """The cores of a run as its Snakefile sees them when parsed (``--cores``; this host's where none is given:
+    a cluster job's)."""
+    return workflow.global_resources["_cores"].value or os.cpu_count() or 1
+
+
 def share_devices(workflow, device: str) -> str | None:
     """When a local run's Snakefile is parsed: publish the devices its jobs share and let Snakemake's ``gpu``
     resource count GPU jobs rather than GPUs (see the module). ``device`` is the config's. Returns what it did,
     for the log, or None where the run gives no ``gpu`` limit."""
     devices, memory_gib = visible_devices() if device != "cpu" else ([], None)
-    cores = workflow.global_resources["_cores"].value or os.cpu_count() or 1  # None: no --cores (a cluster job)
-    per_device = jobs_per_device(memory_gib, cores)
+    per_device = jobs_per_device(memory_gib, run_cores(workflow))
     os.environ[DEVICES_ENV] = ",".join(devices)
     os.environ[JOBS_ENV] = str(per_device)
     given = workflow.global_resources.get("gpu")

@@ -33,7 +33,7 @@ if not workflow.subprocess_exec:
 # A local run's GPU jobs share each device (a few at once where its memory allows) and claim one where there
 # are several; on the CPU they hold no GPU (beatflow.gpus). Local: no --jobs (Snakemake's own test for a
 # cluster or cloud submission; the executor itself is known only in onstart), and not a job's own Snakemake.
-from beatflow.gpus import run_devices, share_devices
+from beatflow.gpus import run_cores, run_devices, share_devices
 
 GPU_SHARING = None
 local_run = workflow.global_resources["_nodes"].value is None
@@ -131,9 +131,8 @@ TRUTH_RECORDS = [record for record in RECORDS.index if RECORDS.loc[record, "trut
 # cores, down to one, since a job asking for more than the free cores waits while the report jobs of other
 # records take each core as it frees (22 records, 16 cores, 4 threads: train waited a median 27.8 s).
 MAX_GPU_RUN_TORCH_THREADS = 4
-RUN_CORES = workflow.global_resources["_cores"].value or os.cpu_count() or 1  # None: no --cores (a cluster job)
 TORCH_THREADS = (
-    max(1, min(MAX_GPU_RUN_TORCH_THREADS, RUN_CORES // len(RECORDS))) if run_devices() else 16
+    max(1, min(MAX_GPU_RUN_TORCH_THREADS, run_cores(workflow) // len(RECORDS))) if run_devices() else 16
 )
 
 
