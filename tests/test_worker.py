@@ -161,7 +161,7 @@ def stage_span(log) -> tuple[str, str]:
 
 
 def test_a_fixed_pool_makes_a_job_wait_for_its_busy_worker(owner, tmp_path, monkeypatch):
-    monkeypatch.setenv(POOL_ENV, "ingest=1")  # demo_record's group, as a GPU run fixes its GPU groups' pools
+    monkeypatch.setenv(POOL_ENV, "1")  # demo_record's group is a GPU group: a pool of one, as on a GPU run
     assert two_jobs_at_once(tmp_path) == {0: True, 1: True}
     assert len(worker_pids(tmp_path / "j0.log", tmp_path / "j1.log")) == 1  # no second worker
     (_, first_done), (second_start, _) = sorted(stage_span(tmp_path / f"j{i}.log") for i in (0, 1))

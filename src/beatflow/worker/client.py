@@ -16,7 +16,7 @@ import sys
 import time
 
 from beatflow.job import Job
-from beatflow.worker.groups import GROUP_OF, GROUPS, POOL_ENV, pool_environment, pool_size, workers_at_start
+from beatflow.worker.groups import GROUP_OF, GROUPS, POOL_ENV, gpu_pool, pool_size, workers_at_start
 from beatflow.worker.protocol import (
     EXIT_ABANDONED,
     MAX_WORKERS,
@@ -54,7 +54,7 @@ def start_workers(config: dict, cores: int, records: int, but: str = "") -> None
     devices = run_devices()
     if run is not None:
         if devices:
-            os.environ[POOL_ENV] = pool_environment(records)  # the run's jobs inherit it
+            os.environ[POOL_ENV] = str(gpu_pool(records))  # the run's jobs inherit it
         for name, group in GROUPS.items():
             if name != but:
                 gpu_group = group.gpu_libraries and len(devices) > 1

@@ -60,7 +60,7 @@ GROUPS = {
 }
 GROUP_OF = {rule: name for name, group in GROUPS.items() for rule in group.rules}
 GPU_GROUPS = tuple(name for name, group in GROUPS.items() if group.gpu_libraries)
-POOL_ENV = "BEATFLOW_WORKER_POOL"  # a GPU run's GPU groups' pool sizes (group=n,...), set with the first workers
+POOL_ENV = "BEATFLOW_GPU_POOL"  # a GPU run's pool of each GPU group (gpu_pool), set with the first workers
 
 
 def gpu_pool(records: int) -> int:
@@ -92,16 +92,11 @@ def workers_at_start(name: str, cores: int, records: int) -> int:
     return max(group.at_start, wanted)
 
 
-def pool_environment(records: int) -> str:
-    """:data:`POOL_ENV`'s value for a GPU run of ``records`` records."""
-    return ",".join(f"{name}={gpu_pool(records)}" for name in GPU_GROUPS)
-
-
 def pool_size(group: str) -> int | None:
-    """Group ``group``'s fixed pool in this run (:data:`POOL_ENV`), None where it has none (it starts a worker
-    whenever all of its workers are busy)."""
-    sizes = dict(item.split("=") for item in os.environ.get(POOL_ENV, "").split(",") if "=" in item)
-    return int(sizes[group]) if group in sizes else None
+    """Group ``group``'s fixed pool in this run (:data:`POOL_ENV`, a GPU group's on a GPU run), None where it has
+    none (it starts a worker whenever all of its workers are busy)."""
+    pool = os.environ.get(POOL_ENV, "")
+    return int(pool) if pool and group in GPU_GROUPS else None
 
 
 def preload(name: str, config: dict, warm: bool) -> str:
