@@ -24,7 +24,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import benchmark_seconds, device_name, scratch_project, snakemake_args, versions, write_json
+from benchmarks.common import (
+    ARTIFACTS,
+    benchmark_seconds,
+    device_name,
+    scratch_project,
+    snakemake_args,
+    versions,
+    write_json,
+)
 from benchmarks.timeline import GPU_RULES, intervals
 
 PER_BACKEND = (
@@ -95,16 +103,7 @@ def gpu_busy(samples: Path) -> dict:
     }
 
 
-ARTIFACTS = (
-    "signal.parquet",
-    "beats.parquet",
-    "embedding.npy",
-    "model.pt",
-    "scores.parquet",
-    "latent.parquet",
-    "holter.json",
-    "evaluation.json",
-)
+DIGESTED = (*ARTIFACTS.values(), "holter.json", "evaluation.json")  # each record's files compared between runs
 
 
 def digests(results: Path) -> dict:
@@ -122,7 +121,7 @@ def digests(results: Path) -> dict:
         h.update(pd.util.hash_pandas_object(table.to_pandas(), index=False).to_numpy().tobytes())
         return h.hexdigest()
 
-    return {f"{p.parent.name}/{p.name}": digest(p) for name in ARTIFACTS for p in sorted(results.glob(f"*/{name}"))}
+    return {f"{p.parent.name}/{p.name}": digest(p) for name in DIGESTED for p in sorted(results.glob(f"*/{name}"))}
 
 
 def run_backend(
