@@ -19,6 +19,13 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 export PYTHONPATH=$PWD/src:/tmp/site PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
 stamp=$(date -u +%Y%m%d)${TAG:+-$TAG}
 [ -f data/holter20h.csv ] || python3 -m beatflow.synth data/holter20h.csv data/holter20h_truth.csv --hours 20 --sheet data/holter20h.tsv
+cohort8() {  # 8 copies of the 20 h record in one call (COHORT8_DEVICES: gpu), nvidia-smi sampled; $1: the default timeout
+  { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
+    > data/cohort8.tsv
+  timeout "${COHORT_TIMEOUT:-$1}" python3 -m benchmarks.run_workflow --devices ${COHORT8_DEVICES:-gpu} \
+    --out "benchmarks/results/cohort8-h200-$stamp.json" --records data/cohort8.tsv 2>&1 \
+    | grep -E '"(gpu|cpu|busy_fraction|mean_utilisation_pct|max_memory_used_mib|samples)"|wall' | head -20
+}
 case "${1:?phase: gpu, seed, demo, profile, warm, cohort8, mitdb or h20}" in
 gpu)
   nvidia-smi -L
@@ -56,10 +63,7 @@ warm)  # the warm GPU run only, after filling the caches: once to compile the 20
       --out "benchmarks/results/holter20h-h200-$stamp-warm$i.json" 2>&1 | grep -A2 workflow_wall_s
   done ;;
 cohort8)
-  { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
-    > data/cohort8.tsv
-  timeout ${COHORT_TIMEOUT:-560} python3 -m benchmarks.run_workflow --devices gpu --out "benchmarks/results/cohort8-h200-$stamp.json" \
-    --records data/cohort8.tsv 2>&1 | grep -E '"(gpu|busy_fraction|mean_utilisation_pct|samples)"|wall' | head ;;
+  cohort8 560 ;;
 mitdb)
   { printf 'record\tpath\ttruth\n'; for h in /root/mitdb/*.hea; do r=$(basename "$h" .hea)
       printf '%s\t%s\t%s\n' "$r" "/root/mitdb/$r" "/root/mitdb/$r.atr"; done; } > data/mitdb.tsv
@@ -74,13 +78,7 @@ h20)  # the 20 h record on both backends (caches filled first; FILL=0: already),
     --out "benchmarks/results/job-profile-holter20h-h200-$stamp.json" 2>&1 | head -12
   timeout 240 python3 -m benchmarks.run_workflow --devices ${H20_DEVICES:-gpu cpu} --records data/holter20h.tsv \
     --out "benchmarks/results/holter20h-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | grep -A3 -E 'workflow_wall_s|"plot"' | head -20
-  if [ "${COHORT8:-1}" != 0 ]; then
-    { head -1 data/holter20h.tsv; for i in 1 2 3 4 5 6 7 8; do tail -n +2 data/holter20h.tsv | sed "s/^holter20h/holter20h_$i/"; done; } \
-      > data/cohort8.tsv
-    timeout ${COHORT_TIMEOUT:-200} python3 -m benchmarks.run_workflow --devices ${COHORT8_DEVICES:-gpu} \
-      --out "benchmarks/results/cohort8-h200-$stamp.json" --records data/cohort8.tsv 2>&1 \
-      | grep -E '"(gpu|cpu|busy_fraction|mean_utilisation_pct|max_memory_used_mib|samples)"|wall' | head -20
-  fi ;;
+  [ "${COHORT8:-1}" != 0 ] && cohort8 200 ;;
 demo)
   timeout 400 python3 -m benchmarks.run_workflow --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
     --keep-logs "$OUT/runs" 2>&1 | tail -12 ;;
