@@ -510,8 +510,10 @@ def test_every_rule_with_a_script_has_a_stage_and_a_group():
         assert "run_rule(snakemake)" in script, rule
 
 
-def test_the_gpu_warm_up_runs_the_rules_and_leaves_nothing(tmp_path, monkeypatch):
-    """warm_up runs on the GPU only; here the same functions run on the CPU backend (same files)."""
+def test_the_gpu_warm_up_runs_the_rules_and_leaves_nothing(tmp_path, monkeypatch, caplog):
+    """warm_up runs on the GPU only; here the same functions run on the CPU backend (same files). Detect's
+    warm-up takes the two-lead path of real records (both leads' envelopes fused), whose kernels a one-lead
+    record would leave for the first real job to load."""
     from conftest import ROOT
 
     from beatflow.worker.groups import GROUPS, warm_up
@@ -520,8 +522,10 @@ def test_the_gpu_warm_up_runs_the_rules_and_leaves_nothing(tmp_path, monkeypatch
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     config = validated({**yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), "device": "cpu"})
     for name in GROUPS:  # ingest and report have nothing to warm up
-        warm_up(name, config)
+        with caplog.at_level("INFO", logger="beatflow"):
+            warm_up(name, config)
     assert list(tmp_path.iterdir()) == []
+    assert "2 lead(s) ['MLII', 'V1']" in caplog.text and "detection on both leads" in caplog.text
 
 
 def test_with_workers_off_nothing_of_them_is_imported(monkeypatch, tmp_path):

@@ -136,7 +136,7 @@ WARM_UP_CHAIN = ("demo_record", "ingest", "segment", "embed")  # each rule's inp
 
 
 def warm_up_detect(config: dict) -> None:
-    """Run segment and embed once on a 2-minute synthetic record with the run's config (CuPy's and Numba's
+    """Run segment and embed once on a 2-minute synthetic two-lead record with the run's config (CuPy's and Numba's
     caches are on disk, but a cold segment job pays seconds more: docs/experiments.md §5.10); the record and
     its signal are made on the CPU."""
     from beatflow.rules import RULES
@@ -172,7 +172,7 @@ def warm_up_jobs(d: Path, config: dict) -> list[Job]:
             "ingest",
             {},
             {"signal": f["signal"]},
-            {"path": f["csv"], "fs": None, "leads": None, "ingest": config["ingest"]},
+            {"path": f["csv"], "fs": None, "leads": ["MLII", "V1"], "ingest": config["ingest"]},
         ),
         job("segment", {"signal": f["signal"]}, {"beats": f["beats"]}, {"segment": config["segment"]}),
         job(
