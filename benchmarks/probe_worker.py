@@ -2,6 +2,7 @@
 its warm-up (``warm``/``cold``); the signal comes from the CPU ingest.
 
     python -m benchmarks.probe_worker data/holter20h.csv warm [--device gpu] [--profile] [--out JSON]
+    python -m benchmarks.probe_worker /root/mitdb/100 warm --profile      # a WFDB record: its rate and leads
 
 Prints the seconds as JSON (and writes them to ``--out``); ``--profile`` prints cProfile's top functions of the
 first segment job to stderr.
@@ -25,7 +26,9 @@ NEEDS = ("kvikio", "numba.cuda")  # what the detect group's rules ask of select_
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("csv", help="a two-lead record (MLII, V1) at 250 Hz, as beatflow-synth writes")
+    p.add_argument(
+        "csv", help="a two-lead record: a CSV (MLII, V1) at 250 Hz, as beatflow-synth writes, or a WFDB record's path"
+    )
     p.add_argument("mode", choices=["warm", "cold"], help="with or without the detect group's warm-up")
     p.add_argument("--device", default="gpu", choices=["gpu", "cpu"])
     p.add_argument("--profile", action="store_true")
@@ -47,11 +50,18 @@ def ingested(csv: str, out: Path, cfg: dict) -> tuple[str, str]:
             Files([csv]),
             Files([signal]),
             Files([str(out / "ingest.log")]),
-            {"path": csv, "fs": 250.0, "leads": ["MLII", "V1"], "ingest": cfg["ingest"]},
+            {**csv_columns(csv), "path": csv, "ingest": cfg["ingest"]},
             {**cfg, "device": "cpu"},
         )
     )
     return signal, beats
+
+
+def csv_columns(path: str) -> dict:
+    """The ingest rule's ``fs`` and ``leads``: beatflow-synth's for a CSV, the header's (None) for WFDB."""
+    if path.endswith(".csv"):
+        return {"fs": 250.0, "leads": ["MLII", "V1"]}
+    return {"fs": None, "leads": None}
 
 
 def detect_jobs(signal: str, beats: str, out: Path, cfg: dict) -> list:
