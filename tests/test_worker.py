@@ -552,3 +552,17 @@ def test_touch_starts_no_worker(demo_run):
     assert "Job stats:" in out.stdout + out.stderr  # it had jobs to touch
     assert set((demo_run / ".snakemake" / "beatflow").glob("*.log")) == before
     assert "Nothing to be done" in snakemake(demo_run, "--dry-run").stdout
+
+
+def test_a_workers_jobs_find_their_libraries_loaded(demo_run):
+    """Each group's workers import what its stages use before their first job (``Group.modules``): a job
+    imports at most a few small modules (Pillow's image plugins on a figure's first save). segment's first call
+    on the CPU loads Numba's dispatch machinery (on the GPU, the detect warm-up's job does)."""
+    imported = {}
+    for log in (demo_run / "logs" / "demo").glob("*.log"):
+        for rule, n in re.findall(
+            r"(\w+) \S+: the warm worker used [\d.]+ s of CPU and imported (\d+) modules", log.read_text()
+        ):
+            imported[rule] = int(n)
+    assert set(imported) >= {"ingest", "embed", "train", "score", "evaluate", "plot", "holter", "holter_report"}
+    assert {rule: n for rule, n in imported.items() if n > 8 and rule != "segment"} == {}

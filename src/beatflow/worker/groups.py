@@ -14,11 +14,14 @@ from pathlib import Path
 
 from beatflow.job import Files, Job
 
+# what reading and writing the artifacts' tables imports (pyarrow's dataset layer: read_table; pandas conversion)
+TABLES = ("beatflow.io.tables", "pandas", "pyarrow.dataset", "pyarrow.pandas_compat")
+
 
 @dataclass(frozen=True)
 class Group:
     rules: tuple[str, ...]
-    modules: tuple[str, ...]  # imported by every worker of the group before its first job
+    modules: tuple[str, ...]  # imported by every worker before its first job: all that the group's stages import
     gpu_libraries: tuple[str, ...] = ()  # what the group's stages ask select_backend for
     warm_up: str = ""  # "module:function": called with the run's config, on the GPU, by each worker started warm
     max_jobs: int = 200  # a worker retires after this many jobs
@@ -28,16 +31,42 @@ class Group:
 
 
 GROUPS = {
-    "ingest": Group(("demo_record", "ingest"), ("beatflow.io.ingest", "beatflow.synth"), ("cudf",)),
+    "ingest": Group(
+        ("demo_record", "ingest"),
+        ("beatflow.io.ingest", "beatflow.io.physio", "beatflow.synth", "pyarrow.csv", *TABLES),
+        ("cudf",),
+    ),
     "detect": Group(
         ("segment", "embed"),
-        ("beatflow.detect.segment", "beatflow.embed.rows"),
+        (
+            "beatflow.detect.segment",
+            *(f"beatflow.detect.{m}" for m in ("adaptive", "fusion", "nms", "searchback", "veto")),
+            "beatflow.dsp.filters",
+            "beatflow.embed.rows",
+            "beatflow.embed.kernels",
+            "beatflow.io.arrays",
+            *TABLES,
+            "scipy.fft",
+            "scipy.signal",
+        ),
         ("kvikio", "numba.cuda"),
         warm_up="beatflow.worker.groups:warm_up_detect",
     ),
     "learn": Group(
         ("train", "score", "evaluate"),  # evaluate: right after score, and never in plot's way
-        ("torch", "beatflow.learn.train", "beatflow.score.scores", "beatflow.evaluate"),
+        (
+            "torch",
+            "beatflow.learn.train",
+            *(f"beatflow.learn.{m}" for m in ("adam", "augment", "model")),
+            "beatflow.score.scores",
+            *(f"beatflow.score.{m}" for m in ("classes", "morphology")),
+            "beatflow.evaluate",
+            "beatflow.io.arrays",
+            "beatflow.io.truth",
+            *TABLES,
+            "scipy.optimize",
+            "scipy.stats",
+        ),
         ("kvikio", "torch"),
         warm_up="beatflow.learn.train:warm_up",
     ),
@@ -51,6 +80,9 @@ GROUPS = {
             "beatflow.report.strips",
             "beatflow.holter",
             "beatflow.holter.figure",
+            *TABLES,
+            "matplotlib.backends.backend_agg",
+            "scipy.signal",
         ),
         max_jobs=12,
         max_rss_mb=1024,

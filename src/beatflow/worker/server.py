@@ -244,7 +244,7 @@ class Worker:
         _use_environment(request["env"])
         self.jobs_done += 1
         healthy = True
-        cpu0 = _cpu_s()
+        cpu0, modules0 = _cpu_s(), len(sys.modules)
         try:
             with _thread_limit(job.threads):
                 ok = execute(
@@ -254,11 +254,12 @@ class Worker:
                     where=f"{self.where}, its job {self.jobs_done}",
                 )
             log.info(
-                "%s %s: the warm worker used %.2f s of CPU, resident memory %.0f MB (the rule's benchmark "
-                "file measures its script, which handed the job over)",
+                "%s %s: the warm worker used %.2f s of CPU and imported %d modules, resident memory %.0f MB "
+                "(the rule's benchmark file measures its script, which handed the job over)",
                 job.rule,
                 job.record,
                 _cpu_s() - cpu0,
+                len(sys.modules) - modules0,
                 resident_mb(),
             )
         except Exception:
