@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import tempfile
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -131,29 +132,39 @@ def pool_size(group: str) -> int | None:
     return int(pool) if pool and group in GPU_GROUPS else None
 
 
-def preload(name: str, config: dict, warm: bool) -> str:
+def preload(name: str, config: dict, warm: bool) -> tuple[str, dict[str, float]]:
     """Import what group ``name``'s stages use; with ``warm``, choose the process's memory manager as those
-    stages would and, on the GPU, warm the group's rules up. Returns the backend's name."""
+    stages would and, on the GPU, warm the group's rules up. Returns the backend's name and the seconds of
+    each step done (``imports``, ``backend``, ``warm_up``)."""
     from beatflow.backend import select_backend
     from beatflow.errors import BackendError
 
-    group = GROUPS[name]
+    group, seconds, t0 = GROUPS[name], {}, time.perf_counter()
+
+    def done(step: str) -> None:
+        nonlocal t0
+        seconds[step], t0 = round(time.perf_counter() - t0, 2), time.perf_counter()
+
     for module in ("numpy", *group.modules):  # numpy first: its BLAS is loaded before any thread limit is set
         importlib.import_module(module)
     if name == "report":
         from beatflow.report.plots import load_holoviews
 
         load_holoviews()
-        return "cpu"
+        done("imports")
+        return "cpu", seconds
+    done("imports")
     if not warm:
-        return "not chosen yet"
+        return "not chosen yet", seconds
     try:
         backend = select_backend(config.get("device", "auto"), needs=group.gpu_libraries)
     except BackendError:
-        return "none"  # the job's own select_backend says why
+        return "none", seconds  # the job's own select_backend says why
+    done("backend")
     if backend.gpu:
         warm_up(name, config)
-    return backend.name
+        done("warm_up")
+    return backend.name, seconds
 
 
 def warm_up(name: str, config: dict) -> None:

@@ -346,11 +346,12 @@ def main(argv: list[str] | None = None) -> None:
         return
     threading.Thread(target=worker.listen, daemon=True).start()  # jobs queue while it loads
     t0 = time.perf_counter()
-    backend = preload(group_of(group)[0], json.loads(config), warm=warm == "warm")
+    backend, seconds = preload(group_of(group)[0], json.loads(config), warm=warm == "warm")
     worker.ready.set()
+    steps = ", ".join(f"{step.replace('_', '-')} {s:.2f} s" for step, s in seconds.items())
     print(
         f"warm worker pid {os.getpid()} for Snakemake {run.owner}: group {group} #{index}, backend {backend}, "
-        f"ready in {time.perf_counter() - t0:.2f} s",
+        f"ready in {time.perf_counter() - t0:.2f} s ({steps})",
         file=sys.stderr,
         flush=True,
     )
