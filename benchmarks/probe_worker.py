@@ -46,7 +46,7 @@ def ingested(csv: str, out: Path, cfg: dict) -> tuple[str, str]:
     assert execute(
         Job(
             "ingest",
-            {"record": "holter20h"},
+            {"record": Path(csv).stem},
             Files([csv]),
             Files([signal]),
             Files([str(out / "ingest.log")]),
@@ -64,10 +64,10 @@ def csv_columns(path: str) -> dict:
     return {"fs": None, "leads": None}
 
 
-def detect_jobs(signal: str, beats: str, out: Path, cfg: dict) -> list:
+def detect_jobs(signal: str, beats: str, out: Path, cfg: dict, record: str) -> list:
     from beatflow.job import Files, Job
 
-    w = {"record": "holter20h"}
+    w = {"record": record}
     return [
         Job(
             "segment",
@@ -103,7 +103,7 @@ def probe(a: argparse.Namespace, out: Path) -> dict:
     if a.mode == "warm":
         warm_up("detect", cfg)
     times = {"mode": a.mode, "device": a.device, "preload_s": round(time.perf_counter() - t0, 3)}
-    for i, job in enumerate(detect_jobs(signal, beats, out, cfg) * 2):
+    for i, job in enumerate(detect_jobs(signal, beats, out, cfg, Path(a.csv).stem) * 2):
         t0 = time.perf_counter()
         if i == 0 and a.profile:
             with cProfile.Profile() as prof:
