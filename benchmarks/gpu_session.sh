@@ -6,7 +6,7 @@
 #   demo   the demo workflow on both backends
 #   profile  what a rule's process pays before its work (python3 -m benchmarks.imports), then seed
 #   warm   the 20 h record's warm GPU run alone: once to compile its kernels, then REPEATS (2) times
-#   cohort8  8 copies of the 20 h record in one snakemake call, GPU backend, nvidia-smi sampled every 250 ms
+#   cohort8  8 copies of the 20 h record in one snakemake call, GPU backend (COHORT8_DEVICES=cpu: the CPU backend, ~320 s), nvidia-smi sampled every 250 ms
 #   mitdb  the 22 MIT-BIH DS1 records as one cohort (WFDB with their .atr, carried to /root/mitdb beforehand):
 #          where each job's time goes on the GPU (benchmarks/job_profile.py; PROFILE=0: not), then GPU and CPU
 #          backends in one report (each record's evaluation.json: detection and classes)
