@@ -192,7 +192,10 @@ def warm_up_detect(config: dict) -> None:
 
 
 def warm_up_jobs(d: Path, config: dict) -> list[Job]:
-    """The jobs of :data:`WARM_UP_CHAIN` on a synthetic record in ``d``, as workflow/rules/*.smk define them."""
+    """The jobs of :data:`WARM_UP_CHAIN` on a synthetic record in ``d``, as workflow/rules/*.smk define them
+    (ingest reads both of its leads, as the records sheet names them for the demo)."""
+    from beatflow.synth import LEADS
+
     f = {
         name.split(".")[0]: str(d / name)
         for name in ("csv.csv", "truth.csv", "signal.parquet", "beats.parquet", "embedding.npy")
@@ -215,7 +218,7 @@ def warm_up_jobs(d: Path, config: dict) -> list[Job]:
             "ingest",
             {},
             {"signal": f["signal"]},
-            {"path": f["csv"], "fs": None, "leads": ["MLII", "V1"], "ingest": config["ingest"]},
+            {"path": f["csv"], "fs": None, "leads": list(LEADS), "ingest": config["ingest"]},
         ),
         job("segment", {"signal": f["signal"]}, {"beats": f["beats"]}, {"segment": config["segment"]}),
         job(
