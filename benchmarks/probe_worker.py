@@ -21,8 +21,6 @@ from pathlib import Path
 
 from benchmarks.common import config, write_json
 
-NEEDS = ("kvikio", "numba.cuda")  # what the detect group's rules ask of select_backend
-
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -59,8 +57,10 @@ def ingested(csv: str, out: Path, cfg: dict) -> tuple[str, str]:
 
 def csv_columns(path: str) -> dict:
     """The ingest rule's ``fs`` and ``leads``: beatflow-synth's for a CSV, the header's (None) for WFDB."""
+    from beatflow.synth import LEADS
+
     if path.endswith(".csv"):
-        return {"fs": 250.0, "leads": ["MLII", "V1"]}
+        return {"fs": 250.0, "leads": list(LEADS)}
     return {"fs": None, "leads": None}
 
 
@@ -93,13 +93,13 @@ def detect_jobs(signal: str, beats: str, out: Path, cfg: dict, record: str) -> l
 def probe(a: argparse.Namespace, out: Path) -> dict:
     from beatflow.backend import release_memory, select_backend
     from beatflow.stage import execute
-    from beatflow.worker.groups import warm_up
+    from beatflow.worker.groups import GROUPS, warm_up
 
     cfg = dict(config())
     signal, beats = ingested(a.csv, out, cfg)
     cfg["device"] = a.device
     t0 = time.perf_counter()
-    select_backend(a.device, needs=NEEDS)
+    select_backend(a.device, needs=GROUPS["detect"].gpu_libraries)
     if a.mode == "warm":
         warm_up("detect", cfg)
     times = {"mode": a.mode, "device": a.device, "preload_s": round(time.perf_counter() - t0, 3)}
