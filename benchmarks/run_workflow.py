@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from beatflow.gpus import GPU_STAGES
 from benchmarks.common import (
     ARTIFACTS,
     benchmark_seconds,
@@ -33,7 +34,7 @@ from benchmarks.common import (
     versions,
     write_json,
 )
-from benchmarks.timeline import GPU_RULES, intervals
+from benchmarks.timeline import intervals
 
 PER_BACKEND = (
     "workflow_wall_s",
@@ -178,7 +179,7 @@ def check_backend(logs: Path, device: str) -> None:
     used = {
         m
         for log in logs.glob("*/*.log")
-        if log.stem in GPU_RULES
+        if log.stem in GPU_STAGES
         for m in re.findall(r"backend: (gpu|cpu)", log.read_text())
     }  # plot draws on the CPU on both
     if device != "auto" and used != {device}:

@@ -11,7 +11,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-GPU_RULES = {"ingest", "segment", "embed", "train", "score"}
+from beatflow.gpus import GPU_STAGES
+
 STAMP = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO "
 
 
@@ -41,9 +42,9 @@ def main(argv=None) -> None:
     t0 = jobs[0][0]
     print(f"{'start s':>8} {'end s':>8}  {'rule':<12} record   gpu")
     for start, end, rule, record in jobs:
-        gpu = "gpu=1" if rule in GPU_RULES else ""
+        gpu = "gpu=1" if rule in GPU_STAGES else ""
         print(f"{(start - t0).total_seconds():8.1f} {(end - t0).total_seconds():8.1f}  {rule:<12} {record:<8} {gpu}")
-    gpu_jobs = [(s, e) for s, e, r, _ in jobs if r in GPU_RULES]
+    gpu_jobs = [(s, e) for s, e, r, _ in jobs if r in GPU_STAGES]
     overlap = max(sum(1 for s, e in gpu_jobs if s <= t < e) for t, _ in gpu_jobs)
     print(
         f"most GPU jobs at once: {overlap}; most jobs at once: "

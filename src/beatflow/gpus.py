@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+GPU_STAGES = ("ingest", "segment", "embed", "train", "score")  # the rules that hold a gpu resource, in record order
 DEVICES_ENV = "BEATFLOW_GPUS"  # the run's devices, comma-separated, set by share_devices
 JOBS_ENV = "BEATFLOW_GPU_JOBS"  # GPU jobs at once on one device, set by share_devices
 MAX_JOBS_PER_DEVICE = 8

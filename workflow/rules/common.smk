@@ -33,7 +33,7 @@ if not workflow.subprocess_exec:
 # A local run's GPU jobs share each device (a few at once where its memory allows) and claim one where there
 # are several; on the CPU they hold no GPU (beatflow.gpus). Local: no --jobs (Snakemake's own test for a
 # cluster or cloud submission; the executor itself is known only in onstart), and not a job's own Snakemake.
-from beatflow.gpus import run_cores, run_devices, share_devices
+from beatflow.gpus import GPU_STAGES, run_cores, run_devices, share_devices
 
 GPU_SHARING = None
 local_run = workflow.global_resources["_nodes"].value is None
@@ -44,7 +44,6 @@ if local_run and not workflow.remote_exec and not workflow.subprocess_exec:
 # feed the device and every later stage of their record, while report jobs only end a record), and a later
 # GPU stage before an earlier one, so that records go through the device one after another and their report
 # jobs start while it works on the others.
-GPU_STAGES = ("ingest", "segment", "embed", "train", "score")
 
 
 def gpu_stage_priority(rule):
