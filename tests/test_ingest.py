@@ -8,7 +8,7 @@ import pytest
 
 from beatflow.errors import BeatflowError
 from beatflow.io.ingest import IngestParams, ingest
-from beatflow.io.tables import signal_info
+from beatflow.io.tables import signal_info, signal_start
 
 
 def write_csv(path, text):
@@ -27,6 +27,16 @@ def test_csv_to_float32_parquet_with_fs(tmp_path, cpu):
     assert table.column_names == ["ii", "v1"] and table.schema.field("ii").type == pa.float32()
     assert table.column("ii").to_pylist() == [0.5, 0.25, -1.5]
     assert signal_info(tmp_path / "s.parquet") == (250.0, ["ii", "v1"])
+    assert signal_start(tmp_path / "s.parquet") is None  # a CSV carries no start
+
+
+def test_sheet_start_is_kept_in_signal_metadata(tmp_path, cpu):
+    src = write_csv(tmp_path / "a.csv", "ecg\n1\n2\n3\n")
+    out = tmp_path / "s.parquet"
+    ingest(
+        "r", {"path": src}, {"signal": out}, IngestParams.defaults(), cpu, fs=250.0, start="2026-11-29T08:15:00+01:00"
+    )
+    assert signal_start(out).isoformat() == "2026-11-29T08:15:00+01:00"
 
 
 def test_default_lead_is_first_column_that_is_not_time(tmp_path, cpu):

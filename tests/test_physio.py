@@ -1,5 +1,7 @@
 """WFDB and EDF records in, AAMI truth from WFDB annotations: known answers and clear errors."""
 
+import datetime as dt
+
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
@@ -7,7 +9,7 @@ import wfdb
 
 from beatflow.errors import BeatflowError
 from beatflow.io.ingest import IngestParams, ingest
-from beatflow.io.tables import signal_info
+from beatflow.io.tables import signal_info, signal_start
 from beatflow.io.truth import read_truth
 
 FS = 360
@@ -19,7 +21,7 @@ def wave(n):
     return np.stack([np.sin(2 * np.pi * 1.2 * t), 0.5 * np.cos(2 * np.pi * 0.7 * t)], axis=1) + wobble
 
 
-def write_wfdb(directory, name="r1", n=2000, units=("mV", "mV"), names=("MLII", "V1")):
+def write_wfdb(directory, name="r1", n=2000, units=("mV", "mV"), names=("MLII", "V1"), **header):
     signal = wave(n)
     wfdb.wrsamp(
         name,
@@ -31,6 +33,7 @@ def write_wfdb(directory, name="r1", n=2000, units=("mV", "mV"), names=("MLII", 
         adc_gain=[200.0, 200.0],
         baseline=[0, 0],
         write_dir=str(directory),
+        **header,
     )
     return directory / name, signal
 
@@ -58,6 +61,27 @@ def test_wfdb_microvolts_become_millivolts_and_leads_follow_the_sheet(tmp_path, 
     ingest("r1", {"path": record}, {"signal": out}, IngestParams.defaults(), cpu, fs=360.0, leads=["V1"])
     assert signal_info(out) == (360.0, ["V1"])
     np.testing.assert_allclose(leads_of(out)["V1"], signal[:, 1] / 1000, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "header, sheet, expected",
+    [
+        ({"base_date": dt.date(2026, 11, 29), "base_time": dt.time(8, 15)}, None, dt.datetime(2026, 11, 29, 8, 15)),
+        (
+            {"base_date": dt.date(2026, 11, 29), "base_time": dt.time(8, 15)},
+            "2026-12-01T22:00:00",
+            dt.datetime(2026, 12, 1, 22),
+        ),
+        ({"base_time": dt.time(8, 15)}, None, None),  # a time without a date: unknown
+        ({}, None, None),
+    ],
+)
+def test_wfdb_start_in_signal_metadata_and_the_sheet_wins(tmp_path, cpu, header, sheet, expected):
+    record, _ = write_wfdb(tmp_path, **header)
+    out = tmp_path / "s.parquet"
+    ingest("r1", {"path": record}, {"signal": out}, IngestParams.defaults(), cpu, fs=None, leads=None, start=sheet)
+    assert signal_start(out) == expected
+    assert (b"start" in pq.read_schema(out).metadata) == (expected is not None)
 
 
 def test_multi_segment_wfdb_record(tmp_path, cpu):
@@ -123,6 +147,17 @@ def test_edf_file_in_mv(tmp_path, cpu):
     ingest("e", {"path": tmp_path / "a.edf"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None, leads=None)
     assert signal_info(out) == (360.0, ["ECG1", "ECG2"])
     np.testing.assert_allclose(leads_of(out)["ECG2"], signals[1], atol=0.01)  # 16-bit over ±2 mV, µV → mV
+
+
+def test_edf_start_in_signal_metadata(tmp_path, cpu):
+    import pyedflib
+
+    write_edf(tmp_path / "a.edf")
+    with pyedflib.EdfReader(str(tmp_path / "a.edf")) as reader:
+        began = reader.getStartdatetime()
+    out = tmp_path / "s.parquet"
+    ingest("e", {"path": tmp_path / "a.edf"}, {"signal": out}, IngestParams.defaults(), cpu, fs=None, leads=None)
+    assert signal_start(out) == began
 
 
 def test_edf_leads_of_different_rates_are_an_error_naming_them(tmp_path, cpu):

@@ -21,7 +21,17 @@ def ingest(job: Job) -> None:
 
     backend = select_backend(job.device, needs=("cudf",))
     p = IngestParams.from_config(job.par.ingest)
-    run(job.record, {"path": job.par.path}, {"signal": job.output[0]}, p, backend, fs=job.par.fs, leads=job.par.leads)
+    par = job.par
+    run(
+        job.record,
+        {"path": par.path},
+        {"signal": job.output[0]},
+        p,
+        backend,
+        fs=par.fs,
+        leads=par.leads,
+        start=par.start,
+    )
 
 
 def segment(job: Job) -> None:

@@ -105,7 +105,7 @@ def load_records(sheet_path):
         raise WorkflowError(f"records sheet {sheet_path}: missing column(s) {sorted(missing)}")
     if sheet.empty:
         sheet = pd.DataFrame([DEMO]).astype(str)
-    for column in ("fs", "leads", "truth"):
+    for column in ("fs", "leads", "start", "truth"):
         if column not in sheet.columns:
             sheet[column] = ""
     sheet = sheet.map(str.strip)
@@ -159,6 +159,10 @@ def record_fs(wildcards):
 def record_leads(wildcards):
     leads = RECORDS.loc[wildcards.record, "leads"]
     return [lead.strip() for lead in leads.split(",") if lead.strip()] or None
+
+
+def record_start(wildcards):
+    return RECORDS.loc[wildcards.record, "start"] or None
 
 
 def record_truth(wildcards):

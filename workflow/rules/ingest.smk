@@ -1,6 +1,6 @@
 rule ingest:
-    """A record's CSV / CSV.gz / parquet, WFDB record or EDF/BDF file → signal.parquet (float32 leads, fs
-    metadata); cuDF parses CSV on the GPU."""
+    """A record's CSV / CSV.gz / parquet, WFDB record or EDF/BDF file → signal.parquet (float32 leads; fs
+    and the recording's start in the metadata); cuDF parses CSV on the GPU."""
     input:
         record_files,
     output:
@@ -9,6 +9,7 @@ rule ingest:
         path=record_path,
         fs=record_fs,
         leads=record_leads,
+        start=record_start,
         ingest=config["ingest"],
     log:
         "logs/{record}/ingest.log",

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from beatflow.errors import BeatflowError
 from beatflow.io.signal_checks import check_clipping, fill_gaps
-from beatflow.io.tables import write_signal
+from beatflow.io.tables import parse_start, write_signal
 from beatflow.params import FromConfig
 
 log = logging.getLogger("beatflow")
@@ -165,6 +165,7 @@ def ingest(
     *,
     fs: float | None = None,
     leads: list[str] | None = None,
+    start: str | None = None,
 ) -> None:
     """Convert one record to ``signal.parquet``; every problem is reported with the record and file.
 
@@ -184,6 +185,9 @@ def ingest(
         The records sheet's sampling rate (Hz; None: the file's own or its ``time_s`` column's).
     leads : list of str, optional
         The records sheet's leads (None: the file's default, :func:`read_source`).
+    start : str, optional
+        The records sheet's start of the recording (ISO 8601); None: the file's own
+        (:func:`beatflow.io.physio.recorded_start`), else unknown.
 
     Raises
     ------
@@ -191,11 +195,14 @@ def ingest(
         When the file cannot be read, its rate is missing or inconsistent, or a lead has too long a gap or
         too many clipped samples.
     """
+    from beatflow.io.physio import recorded_start
+
     path = Path(inputs["path"])
     xp = backend.xp
     try:
         log.info("ingest %s: reading %s", record, path.resolve())
         columns, chosen, file_fs = read_source(path, leads, backend.gpu)
+        began = parse_start(start) if start else recorded_start(path)
         rows = len(columns[chosen[0]])
         if rows < 2:
             raise BeatflowError(f"only {rows} data row(s)")
@@ -206,13 +213,14 @@ def ingest(
             check_clipping(signal[name], p.max_clipped_fraction, name, xp)
     except BeatflowError as exc:
         raise BeatflowError(exc.problem, record=record, path=str(path)) from exc
-    write_signal(signal, fs, outputs["signal"], backend.gpu)
+    write_signal(signal, fs, outputs["signal"], backend.gpu, start=began)
     log.info(
-        "ingest %s: %d samples x %d lead(s) %s at %.3f Hz (%.2f h)",
+        "ingest %s: %d samples x %d lead(s) %s at %.3f Hz (%.2f h), start %s",
         record,
         rows,
         len(chosen),
         chosen,
         fs,
         rows / fs / 3600,
+        began.isoformat() if began else "unknown",
     )

@@ -1,7 +1,9 @@
 """Physiological recording formats: WFDB records (``wfdb``) and EDF / EDF+ / BDF files (``pyedflib``).
 
 Both readers return the chosen leads as float32 numpy arrays in millivolts (the header's physical units,
-scaled when they are µV or V), their names and the sampling rate from the file itself. A lead a record uses
+scaled when they are µV or V), their names and the sampling rate from the file itself;
+:func:`recorded_start` gives the recording's start from the header (WFDB ``base_date`` and ``base_time``, EDF
+start date and time). A lead a record uses
 must share one rate with the others, or the error says which differ. The libraries parse the headers; a
 header that does not parse, a missing signal file, an unknown format or an unknown lead name is a
 :class:`BeatflowError` naming the file.
@@ -9,6 +11,7 @@ header that does not parse, a missing signal file, an unknown format or an unkno
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from pathlib import Path
 
@@ -131,3 +134,27 @@ def read_edf(path: Path, leads: list[str] | None) -> tuple[dict, list[str], floa
         reader.close()
     log.info("EDF file %s: %d signal(s) at %g Hz", path, len(chosen), fs)
     return signals, chosen_names, fs
+
+
+def recorded_start(path: Path) -> dt.datetime | None:
+    """The recording's start from a WFDB header (both ``base_date`` and ``base_time``) or an EDF/BDF header;
+    None for other files, or a WFDB header without a date and a time."""
+    if is_wfdb(path):
+        import wfdb
+
+        try:
+            header = wfdb.rdheader(wfdb_record_name(path))
+        except Exception as exc:  # as in read_wfdb
+            raise BeatflowError(f"cannot parse the WFDB header: {exc}") from exc
+        if header.base_date is None or header.base_time is None:
+            return None
+        return dt.datetime.combine(header.base_date, header.base_time)
+    if is_edf(path):
+        import pyedflib
+
+        try:
+            with pyedflib.EdfReader(str(path)) as reader:
+                return reader.getStartdatetime()
+        except Exception as exc:  # as in read_edf
+            raise BeatflowError(f"cannot parse the EDF/BDF header: {exc}") from exc
+    return None

@@ -1,8 +1,10 @@
-"""Parquet artifacts: the signal (one float32 column per lead, ``fs`` in the key-value metadata) and the
-small per-beat tables. On the GPU the signal is read with cuDF and handed to CuPy without a copy."""
+"""Parquet artifacts: the signal (one float32 column per lead; ``fs`` and, when known, the recording's
+``start`` in the key-value metadata) and the small per-beat tables. On the GPU the signal is read with cuDF
+and handed to CuPy without a copy."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,6 +14,7 @@ from beatflow.errors import BeatflowError
 from beatflow.io.atomic import atomic_path
 
 FS_KEY = b"fs"
+START_KEY = b"start"  # the recording's start, ISO 8601; absent when unknown
 BEATS_METADATA = ("min_rr_s", "max_rr_s", "pre_peak_s")  # segment keys that later stages read from beats.parquet
 
 
@@ -32,30 +35,53 @@ def signal_info(path) -> tuple[float, list[str]]:
     return float(meta[FS_KEY]), list(schema.names)
 
 
-def write_signal(leads: dict, fs: float, path, gpu: bool) -> None:
-    """Write lead name → float32 array (cupy on the GPU, numpy on the CPU) with ``fs`` in the file
-    metadata, atomically. On the GPU, libcudf writes straight from device memory."""
+def parse_start(text: str) -> datetime:
+    """A recording's start from ISO 8601 (``2026-11-29T08:15:00``, optionally with seconds' fractions and a
+    UTC offset)."""
+    try:
+        return datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise BeatflowError(f"start {text!r} is not an ISO 8601 date and time (like 2026-11-29T08:15:00)") from None
+
+
+def signal_start(path) -> datetime | None:
+    """The recording's start of a ``signal.parquet`` (its ``start`` metadata), or None when unknown."""
+    meta = read_schema(path).metadata or {}
+    if START_KEY not in meta:
+        return None
+    try:
+        return parse_start(meta[START_KEY].decode())
+    except BeatflowError as exc:
+        raise BeatflowError(f"signal.parquet's metadata: {exc.problem}", path=str(path)) from exc
+
+
+def write_signal(leads: dict, fs: float, path, gpu: bool, start: datetime | None = None) -> None:
+    """Write lead name → float32 array (cupy on the GPU, numpy on the CPU) with ``fs`` and ``start`` (when
+    known) in the file metadata, atomically. On the GPU, libcudf writes straight from device memory."""
+    key_values = {FS_KEY.decode(): repr(float(fs))}
+    if start is not None:
+        key_values[START_KEY.decode()] = start.isoformat()
     with atomic_path(path) as tmp:
         if gpu:
-            _write_signal_gpu(leads, fs, tmp)
+            _write_signal_gpu(leads, key_values, tmp)
         else:
-            table = pa.table(leads).replace_schema_metadata({FS_KEY: repr(float(fs)).encode()})
+            table = pa.table(leads).replace_schema_metadata({k.encode(): v.encode() for k, v in key_values.items()})
             pq.write_table(table, tmp)
 
 
-def _write_signal_gpu(leads: dict, fs: float, path) -> None:
+def _write_signal_gpu(leads: dict, key_values: dict[str, str], path) -> None:
     """cudf.DataFrame.to_parquet cannot add key-value metadata; pylibcudf's writer can."""
     import cudf
     import pylibcudf as plc
 
     table, _ = cudf.DataFrame(leads).to_pylibcudf()
-    meta = plc.io.types.TableInputMetadata(table)
+    columns = plc.io.types.TableInputMetadata(table)
     for i, name in enumerate(leads):
-        meta.column_metadata[i].set_name(name)
+        columns.column_metadata[i].set_name(name)
     options = (
         plc.io.parquet.ParquetWriterOptions.builder(plc.io.SinkInfo([str(path)]), table)
-        .metadata(meta)
-        .key_value_metadata([{FS_KEY.decode(): repr(float(fs))}])
+        .metadata(columns)
+        .key_value_metadata([key_values])
         .compression(plc.io.types.CompressionType.SNAPPY)
         .build()
     )
