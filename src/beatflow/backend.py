@@ -16,6 +16,7 @@ from beatflow.errors import BackendError
 
 log = logging.getLogger("beatflow")
 
+DEVICE_ENV = "BEATFLOW_DEVICE"  # overrides the config's device
 RMM_POOL_START = 2**30  # bytes; RMM's default, half the GPU, is held for a warm worker's life
 CUDA_THREADS = 256  # threads per block of beatflow's Numba CUDA kernels
 
@@ -76,7 +77,7 @@ def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend
     one warning; ``gpu`` raises :class:`BackendError` when it cannot; ``cpu`` never touches the GPU stack.
     ``BEATFLOW_DEVICE`` in the environment overrides ``device`` (handy for one-off runs and tests).
     """
-    device = os.environ.get("BEATFLOW_DEVICE", device)
+    device = os.environ.get(DEVICE_ENV, device)
     if device not in ("auto", "gpu", "cpu"):
         raise BackendError(f"device must be auto, gpu or cpu, not {device!r}")
     if device != "cpu":
@@ -98,6 +99,22 @@ def select_backend(device: str = "auto", needs: tuple[str, ...] = ()) -> Backend
 
     log.info("backend: cpu (numpy %s)", numpy.__version__)
     return Backend("cpu", numpy, f"numpy {numpy.__version__}")
+
+
+def run_device(device: str, visible: list[str]) -> str:
+    """The device of a local run, decided once when its workflow is parsed, from the devices the host shows
+    (:func:`beatflow.gpus.visible_devices`): ``gpu`` without one raises :class:`BackendError` before any job
+    runs; ``auto`` without one is ``cpu``, which the caller says once and passes to every job through
+    ``BEATFLOW_DEVICE`` (which also overrides ``device`` here)."""
+    device = os.environ.get(DEVICE_ENV, device)
+    if device == "cpu" or visible:
+        return device
+    if device == "gpu":
+        raise BackendError(
+            "device: gpu was requested but no CUDA device is visible (nvidia-smi lists none, or "
+            "CUDA_VISIBLE_DEVICES is empty); set device: cpu or auto"
+        )
+    return "cpu"
 
 
 def _share_memory(manager: str) -> None:

@@ -16,8 +16,8 @@ if config["segment"]["min_rr_s"] >= config["segment"]["max_rr_s"]:
         f"({config['segment']['max_rr_s']})"
     )
 
-RECORD_NAME = "[A-Za-z0-9_.-]+"
-
+from beatflow.io.sheet import RECORD_NAME, rule_names, sheet_problems
+from beatflow.io.sheet import columns as sheet_columns
 
 
 # Warm workers (beatflow.worker, docs/design.md): on a local run, each job hands its stage to a long-lived
@@ -33,12 +33,23 @@ if not workflow.subprocess_exec:
 # A local run's GPU jobs share each device (a few at once where its memory allows) and claim one where there
 # are several; on the CPU they hold no GPU (beatflow.gpus). Local: no --jobs (Snakemake's own test for a
 # cluster or cloud submission; the executor itself is known only in onstart), and not a job's own Snakemake.
+from beatflow.backend import DEVICE_ENV, run_device
+from beatflow.errors import BackendError
 from beatflow.gpus import GPU_STAGES, run_cores, run_devices, share_devices
 
 GPU_SHARING = None
 local_run = workflow.global_resources["_nodes"].value is None
 if local_run and not workflow.remote_exec and not workflow.subprocess_exec:
     GPU_SHARING = share_devices(workflow, config["device"])
+    # the run's device, once: device: gpu without a GPU refused before any job; auto without one warned
+    # here, and its jobs (warm workers too) told by the environment that they run on the CPU
+    try:
+        RUN_DEVICE = run_device(config["device"], run_devices())
+    except BackendError as exc:
+        raise WorkflowError(str(exc)) from None
+    if RUN_DEVICE != os.environ.get(DEVICE_ENV, config["device"]):
+        logger.warning("beatflow: device: auto found no usable GPU (no CUDA device visible); running on the CPU")
+        os.environ[DEVICE_ENV] = RUN_DEVICE
 
 # Snakemake's job priorities: the GPU stages' jobs go before the report stages' when both are ready (they
 # feed the device and every later stage of their record, while report jobs only end a record), and a later
@@ -96,26 +107,22 @@ DEMO = {
 
 
 def load_records(sheet_path):
-    """The records sheet as a DataFrame indexed by record; the demo record if the sheet has no rows."""
+    """The records sheet as a DataFrame indexed by record; the demo record if the sheet has no rows. Every
+    problem of a sheet with rows (beatflow.io.sheet) is refused at once, one line each, before any job."""
     if not Path(sheet_path).exists():
         raise WorkflowError(f"records sheet {sheet_path} not found (config key 'records')")
-    sheet = pd.read_csv(sheet_path, sep="\t", comment="#", dtype=str, keep_default_na=False)
-    missing = {"record", "path"} - set(sheet.columns)
-    if missing:
-        raise WorkflowError(f"records sheet {sheet_path}: missing column(s) {sorted(missing)}")
+    sheet = pd.read_csv(sheet_path, sep="\t", comment="#", dtype=str, keep_default_na=False).map(str.strip)
+    rules = [Path(workflow.main_snakefile), *Path(workflow.basedir, "workflow", "rules").glob("*.smk")]
+    reserved = rule_names(rules)
+    problems = sheet_problems(list(sheet.columns), sheet.to_dict("records"), reserved)
+    if problems:
+        raise WorkflowError("\n".join(f"records sheet {sheet_path}: {problem}" for problem in problems))
     if sheet.empty:
         sheet = pd.DataFrame([DEMO]).astype(str)
-    for column in ("fs", "leads", "start", "truth"):
+    for column in sheet_columns():
         if column not in sheet.columns:
             sheet[column] = ""
-    sheet = sheet.map(str.strip)
-    bad = sheet.loc[~sheet.record.str.fullmatch(RECORD_NAME), "record"].tolist()
-    if bad:
-        raise WorkflowError(f"records sheet {sheet_path}: record names must match {RECORD_NAME}: {bad}")
-    duplicated = sorted(set(sheet.record[sheet.record.duplicated()]))
-    if duplicated:
-        raise WorkflowError(f"records sheet {sheet_path}: duplicate record names {duplicated}")
-    sheet["fs"] = pd.to_numeric(sheet.fs.replace("", None), errors="coerce")
+    sheet["fs"] = pd.to_numeric(sheet.fs.replace("", None))
     validate(sheet, "../schemas/records.schema.yaml")
     return sheet.set_index("record", drop=False)
 

@@ -17,8 +17,9 @@ import numpy as np
 import pyarrow as pa
 
 from beatflow.errors import BeatflowError
+from beatflow.io.sheet import parse_start
 from beatflow.io.signal_checks import check_clipping, fill_gaps
-from beatflow.io.tables import parse_start, write_signal
+from beatflow.io.tables import write_signal
 from beatflow.params import FromConfig
 
 log = logging.getLogger("beatflow")

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from beatflow.errors import BeatflowError
 from beatflow.io.atomic import atomic_path
+from beatflow.io.sheet import parse_start
 
 FS_KEY = b"fs"
 START_KEY = b"start"  # the recording's start, ISO 8601; absent when unknown
@@ -33,15 +34,6 @@ def signal_info(path) -> tuple[float, list[str]]:
     if FS_KEY not in meta:
         raise BeatflowError("signal.parquet has no 'fs' metadata", path=str(path))
     return float(meta[FS_KEY]), list(schema.names)
-
-
-def parse_start(text: str) -> datetime:
-    """A recording's start from ISO 8601 (``2026-11-29T08:15:00``, optionally with seconds' fractions and a
-    UTC offset)."""
-    try:
-        return datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise BeatflowError(f"start {text!r} is not an ISO 8601 date and time (like 2026-11-29T08:15:00)") from None
 
 
 def signal_start(path) -> datetime | None:
