@@ -82,6 +82,7 @@ ARTIFACTS = {
     "model": "model.pt",
     "scores": "scores.parquet",
     "latent": "latent.parquet",
+    "annotations": "beats.atr",
 }
 
 

@@ -100,8 +100,10 @@ def check_plots(results: Path) -> None:
 
 HOLTER_KEYS = {
     "record",
+    "start",
     "duration_s",
     "analysed_s",
+    "artefact",
     "beats",
     "heart_rate",
     "hourly",
@@ -109,6 +111,7 @@ HOLTER_KEYS = {
     "supraventricular",
     "pauses",
     "af",
+    "tachycardia",
     "hrv",
 }
 
@@ -134,8 +137,47 @@ def check_holter(results: Path, scores: pd.DataFrame, *, duration_s: float) -> d
         assert all(r["beats"] >= 3 and r["end_s"] > r["start_s"] and r["rate_bpm"] > 0 for r in e["runs"])
     assert all(p["duration_s"] >= 2.0 for p in h["pauses"])
     assert 0.0 <= h["af"]["burden"] <= 1.0
-    assert set(h["hrv"]) == {"sdnn_ms", "sdann_ms", "sdnn_index_ms", "rmssd_ms", "pnn50"}
+    assert set(h["hrv"]) == {"sdnn_ms", "sdann_ms", "sdnn_index_ms", "rmssd_ms", "pnn50", "coverage"}
+    assert 0.0 <= h["hrv"]["coverage"] <= 1.0
+    check_holter_fields(h)
     return h
+
+
+def check_holter_fields(h: dict) -> None:
+    """The fields docs/contracts.md added to ``holter.json``: ``start``, ``artefact``, the 8-beat ``fastest`` /
+    ``slowest``, ``tachycardia``; each with its definition's bounds."""
+    from datetime import datetime
+
+    assert h["start"] is None or datetime.fromisoformat(h["start"])
+    a = h["artefact"]
+    assert set(a) == {"episodes", "total_s"} and 0.0 <= a["total_s"] <= h["duration_s"] - h["analysed_s"] + 1e-6
+    for e in a["episodes"]:
+        assert set(e) == {"start_s", "end_s", "leads"} and 0 <= e["start_s"] < e["end_s"] <= h["duration_s"] + 1e-6
+    rate = h["heart_rate"]
+    for key in ("fastest", "slowest"):
+        assert set(rate[key]) == {"bpm", "at_s"}, key
+    if rate["fastest"]["bpm"] is not None:
+        assert rate["slowest"]["bpm"] <= rate["fastest"]["bpm"]
+    runs = {("VT", r["start_s"]) for r in h["ventricular"]["runs"] if r["rate_bpm"] >= 100}
+    runs |= {("SVT", r["start_s"]) for r in h["supraventricular"]["runs"] if r["rate_bpm"] >= 100}
+    assert {(t["kind"], t["start_s"]) for t in h["tachycardia"]} == runs
+    for t in h["tachycardia"]:
+        assert set(t) == {"kind", "start_s", "end_s", "beats", "rate_bpm"} and t["beats"] >= 3
+
+
+def check_annotations(results: Path, scores: pd.DataFrame, h: dict) -> None:
+    """``beats.atr``: ``wfdb.rdann`` reads every beat at its peak with its class's MIT symbol, and each AF
+    episode as ``+`` ``(AFIB`` … ``(N``."""
+    import wfdb
+
+    ann = wfdb.rdann(str(results / "beats"), "atr")
+    symbols = np.array(ann.symbol)
+    beat = symbols != "+"
+    assert (ann.sample[beat] == scores.peak.to_numpy()).all()
+    mit = scores["class"].map({"N": "N", "S": "A", "V": "V", "F": "F", "Q": "Q"}).to_numpy()
+    assert (symbols[beat] == mit).all()
+    rhythm = [a for a, s in zip(ann.aux_note, symbols, strict=True) if s == "+"]
+    assert rhythm == ["(AFIB", "(N"] * len(h["af"]["episodes"])
 
 
 def check_evaluation(
@@ -180,7 +222,7 @@ def check_record(
     check_model(results, epochs=epochs, latent_dim=latent_dim, train_fraction=train_fraction)
     scores = check_scores(results, beats, fs=fs, train_fraction=train_fraction)
     check_latent(results, scores, latent_dim=latent_dim)
-    check_holter(results, scores, duration_s=duration_s)
+    check_annotations(results, scores, check_holter(results, scores, duration_s=duration_s))
     check_plots(results)
     if truth:
         check_evaluation(results, min_detection=min_detection, min_auroc=min_auroc, labels=labels)

@@ -315,7 +315,7 @@ def test_reference_summary_of_mitdb_201():
     import wfdb
 
     rec = wfdb.rdrecord(str(MITDB / "201"))
-    lead = (rec.p_signal[:, 0], float(rec.fs))
+    lead = ({"MLII": rec.p_signal[:, 0]}, float(rec.fs))
     detected = summary_from_beats(
         "201", ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], signal=lambda: lead
     )
@@ -367,7 +367,9 @@ def write_inputs(tmp_path, with_class=True, n=400):
         frame["class"] = np.where(np.arange(n) % 10 == 5, "V", "N")
         frame["family"] = 0
     frame.to_parquet(tmp_path / "scores.parquet")
-    write_signal({"MLII": np.zeros(int(310 * fs), dtype=np.float32)}, fs, tmp_path / "signal.parquet", gpu=False)
+    x, _ = synthetic_ecg(t, fs=fs)
+    x = np.concatenate([x, np.zeros(int(310 * fs) - len(x))]).astype(np.float32)
+    write_signal({"MLII": x}, fs, tmp_path / "signal.parquet", gpu=False)
     return tmp_path / "scores.parquet", tmp_path / "signal.parquet"
 
 
@@ -380,10 +382,10 @@ def test_write_holter_and_command_line(tmp_path, capsys):
     assert json.loads((tmp_path / "holter.json").read_text()) == s
     assert s["duration_s"] == 310.0 and s["beats"]["V"] == 40 and s["heart_rate"]["mean_bpm"] == 80.0
     assert not list(tmp_path.glob(".*tmp*"))
-    from beatflow.holter.summary import first_lead
+    from beatflow.holter.summary import read_leads
 
-    x, fs = first_lead(signal)()
-    assert fs == 250.0 and x.dtype == np.float32 and len(x) == 310 * 250
+    leads, fs = read_leads(signal)()
+    assert fs == 250.0 and leads["MLII"].dtype == np.float32 and len(leads["MLII"]) == 310 * 250
     assert main([str(tmp_path)]) == 0
     text = capsys.readouterr().out
     assert "HOLTER SUMMARY — record rec1" in text and "mean 80 bpm" in text and "isolated 40" in text
@@ -414,3 +416,103 @@ def test_heart_rate_figure_png(tmp_path):
     write_heart_rate_figure(s, tmp_path / "heart_rate")
     assert (tmp_path / "heart_rate.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "<html" in (tmp_path / "heart_rate.html").read_text()[:2000].lower()
+
+
+# ------------------------------------------------------------------ signal quality, contract fields, beats.atr
+
+
+def test_flat_stretch_is_an_artefact_episode_with_its_bounds():
+    t = regular(300, rr=0.8)
+    x, fs = synthetic_ecg(t)
+    leads = {"I": x.copy(), "II": 0.5 * x}
+    for lead in leads.values():
+        lead[int(100 * fs) : int(130 * fs)] = 0.2  # both leads off: flat from 100 to 130 s
+    leads["I"][int(200 * fs) : int(210 * fs)] = 0.0  # one lead flat: the other is readable
+    duration = len(x) / fs
+    s = summary_from_beats("flat", t, ["N"] * len(t), duration, signal=lambda: (leads, fs))
+    (episode,) = s["artefact"]["episodes"]
+    assert (episode["start_s"], episode["end_s"]) == (100.0, 130.0)
+    assert episode["leads"] == {"I": "flat line", "II": "flat line"}
+    assert s["artefact"]["total_s"] == 30.0
+    # the intervals over the artefact are not analysed: 30 s plus the parts of the two intervals that cross it
+    assert s["analysed_s"] == pytest.approx(duration - 30.0 - 0.8, abs=0.85)
+    assert s["pauses"] == []
+
+
+def test_a_pause_is_not_one_where_a_readable_lead_shows_the_missed_beats():
+    t = regular(200, rr=0.8)
+    x, fs = synthetic_ecg(t)
+    beats = np.delete(t, [100, 101, 102])  # three beats missed: a 3.2 s interval
+    off = x.copy()
+    off[int((t[99] + 0.2) * fs) : int((t[103] - 0.2) * fs)] = 0.0  # the first lead flat where the beats are
+    s = summary_from_beats("p", beats, ["N"] * len(beats), len(x) / fs, signal=lambda: ({"I": off, "II": x}, fs))
+    assert s["pauses"] == [] and any("missed beat" in n for n in s["notes"])
+    s = summary_from_beats("p", beats, ["N"] * len(beats), len(x) / fs, signal=lambda: ({"I": off}, fs))
+    assert s["pauses"] == [] and s["artefact"]["total_s"] > 0  # the only lead flat: artefact, not a pause
+    quiet = off + 0.01 * np.random.default_rng(0).standard_normal(len(off))
+    s = summary_from_beats("p", beats, ["N"] * len(beats), len(x) / fs, signal=lambda: ({"I": quiet}, fs))
+    assert len(s["pauses"]) == 1 and s["artefact"]["episodes"] == []  # quiet but readable: a pause
+
+
+def test_fastest_and_slowest_8_sinus_beats():
+    rr = np.full(400, 0.8)
+    rr[100:107] = 0.5  # beats 100…107: 8 beats at 120 bpm
+    rr[250:257] = 1.25  # beats 250…257: 8 beats at 48 bpm
+    rr[300:310] = 0.3  # faster still, but V beats: not sinus
+    t = beats_from_rr(rr)
+    c = np.array(["N"] * len(t))
+    c[301:310] = "V"
+    hr = summary_from_beats("r", t, c, t[-1] + 0.5)["heart_rate"]
+    assert hr["fastest"] == {"bpm": 120.0, "at_s": pytest.approx(t[100], abs=1e-3)}
+    assert hr["slowest"] == {"bpm": 48.0, "at_s": pytest.approx(t[250], abs=1e-3)}
+
+
+def test_hrv_leaves_out_the_intervals_next_to_an_ectopic_beat():
+    t = regular(600)
+    t[300] -= 0.4  # a premature V beat
+    t[301:] += 0.2  # the compensatory pause, and then a disturbed next interval
+    c = np.array(["N"] * 600)
+    c[300] = "V"
+    h = summary_from_beats("r", t, c, 601.0)["hrv"]
+    # the intervals 298→299 and 301→302 touch a neighbour of the V beat: out with 299→300 and 300→301
+    assert h["sdnn_ms"] == 0.0 and h["rmssd_ms"] == 0.0
+    assert h["coverage"] == pytest.approx((599 - 4) / 600.5, abs=0.005)
+
+
+def test_runs_in_af_and_tachycardia():
+    c = list("NNNSSSSNNNVVVVNN" + "NNSSSNN")
+    t = regular(len(c), rr=0.5)  # 120 bpm: every run is a tachycardia
+    s = summary_from_beats("r", t, c, 13.0)
+    assert [(x["kind"], x["beats"]) for x in s["tachycardia"]] == [("SVT", 4), ("VT", 4), ("SVT", 3)]
+    assert s["tachycardia"][1]["rate_bpm"] == 120.0
+    s = summary_from_beats("r", t, c, 13.0, af_episodes=[(t[16], t[22])])  # the last S run inside AF
+    assert len(s["supraventricular"]["runs"]) == 1 and [x["kind"] for x in s["tachycardia"]] == ["SVT", "VT"]
+
+
+def test_holter_json_has_the_contract_fields(tmp_path):
+    from contracts import check_holter_fields
+
+    from beatflow.holter import write_holter
+    from beatflow.io.tables import write_signal
+
+    scores, _ = write_inputs(tmp_path)
+    x, fs = synthetic_ecg(regular(400, rr=0.75), fs=250.0)
+    start = pd.Timestamp("2026-11-29T08:15:00").to_pydatetime()
+    write_signal({"MLII": x.astype(np.float32)}, fs, tmp_path / "signal.parquet", gpu=False, start=start)
+    s = write_holter("rec", scores, tmp_path / "signal.parquet", tmp_path / "holter.json")
+    assert s["start"] == "2026-11-29T08:15:00"
+    check_holter_fields(s)
+
+
+def test_beats_atr_round_trip(tmp_path):
+    import wfdb
+
+    from beatflow.holter.annotations import write_annotations
+
+    peaks, classes = [90, 400, 700, 1000, 1300], ["N", "S", "V", "F", "Q"]
+    write_annotations(peaks, classes, [{"start_s": 1.0, "end_s": 3.0}], 360.0, tmp_path / "beats.atr")
+    ann = wfdb.rdann(str(tmp_path / "beats"), "atr")
+    assert ann.fs == 360 and list(ann.symbol) == ["N", "+", "A", "V", "F", "+", "Q"]
+    assert list(ann.sample) == [90, 360, 400, 700, 1000, 1080, 1300]
+    assert [a for a in ann.aux_note if a] == ["(AFIB", "(N"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["beats.atr"]  # nothing temporary left

@@ -45,6 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from beatflow.holter.quality import band_pass
+
 N_WINDOW = 8  # beats in the irregularity window
 GAMMA_S = 0.03  # pairwise RR difference that counts as irregular (s)
 ALPHA = 0.02  # exponential averager's smoothing factor
@@ -277,8 +279,6 @@ def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beat
     with fewer than :data:`P_MIN_BEATS` beats. At most :data:`P_MAX_BEATS` beats, evenly spread, each read as
     1.5 s before to 0.5 s after its R peak and band-passed 0.5–40 Hz (2nd-order Butterworth, zero phase): the
     cost does not grow with the episode."""
-    from scipy.signal import butter, sosfiltfilt
-
     lo, hi = int(round(P_WINDOW_S[0] * fs)), int(round(P_WINDOW_S[1] * fs))
     pre, post = int(round(1.5 * fs)), int(round(0.5 * fs))
     samples = np.round(np.asarray(r_times_s) * fs).astype(np.int64)
@@ -288,8 +288,7 @@ def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beat
     if len(samples) > P_MAX_BEATS:
         samples = samples[np.linspace(0, len(samples) - 1, P_MAX_BEATS).astype(np.int64)]
     seg = np.asarray(x)[samples[:, None] + np.arange(-pre, post)[None, :]].astype(np.float64)
-    sos = butter(2, [0.5, min(40.0, 0.45 * fs)], btype="band", fs=fs, output="sos")
-    seg = sosfiltfilt(sos, seg, axis=1)[:, pre - lo : pre - hi]
+    seg = band_pass(seg, fs, 0.5, 40.0)[:, pre - lo : pre - hi]
     seg = seg - seg.mean(axis=1, keepdims=True)
     avg = seg.mean(axis=0)
     norms = np.linalg.norm(seg, axis=1) * np.linalg.norm(avg)

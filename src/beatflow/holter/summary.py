@@ -3,9 +3,12 @@ atrial fibrillation and HRV from the beats' times and AAMI classes.
 
 Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
 
+- Artefact: with the signal at hand, the stretches where no lead is readable
+  (:func:`beatflow.holter.quality.signal_quality`: flat line, saturation, lead-off, noise), listed with the
+  reason of each lead; they are excluded stretches like the given ones.
 - An RR interval joins two consecutive beats. It is *analysable* unless it touches a stretch of two or more
   consecutive ``Q`` beats (paced or unclassifiable; an isolated Q beat still times its intervals), overlaps
-  an excluded stretch (given: e.g. ventricular flutter/fibrillation in the reference),
+  an excluded stretch (artefact, or given: e.g. ventricular flutter/fibrillation in the reference),
   or is a gap of :data:`GAP_S` or more without beats (unreadable signal, not a pause). ``analysed_s`` is the
   duration less the union of the excluded stretches and the non-analysable intervals (and a leading or trailing
   beat-free stretch of ``GAP_S`` or more).
@@ -13,26 +16,31 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
   intervals ending in it (whole minutes from the start); each minute also carries ``min_bpm`` / ``max_bpm``, the
   slowest and fastest beat-to-beat rate ending in it (for the trend figure). The record's min/max heart rate are
   the lowest and highest minute rates among minutes whose analysable intervals cover at least half the minute.
+  ``fastest`` / ``slowest``: the highest and lowest rate over :data:`SINUS_BEATS` consecutive sinus beats (class
+  N, outside AF; their intervals analysable), ``60 × 7 / (t[i+7] − t[i])``, at the first beat's time.
 - The hourly table has one row per clock hour from the start, the last one partial when the record does not
   end on the hour.
 - Runs, couplets and isolated beats: maximal sequences of consecutive beats of one class (all beats, whatever
-  the interval's analysability, except those inside a given excluded stretch), 1, 2, ≥ 3 beats. ``beats``
+  the interval's analysability, except those inside an excluded stretch or an AF episode), 1, 2, ≥ 3 beats.
+  ``tachycardia``: the runs at :data:`TACHYCARDIA_BPM` or faster, ``VT`` (V) and ``SVT`` (S), in time order. ``beats``
   counts every beat. ``couplets_list`` (an addition to the contract) gives each
   couplet's ``start_s`` / ``end_s``, for the evaluation's overlap matching.
 - Bigeminy (N-V)×k and trigeminy (N-N-V)×k, k ≥ 3: time from the first beat of the first cycle to the beat after
   the last cycle (to its last beat at the record's end).
 - Pauses: every analysable RR interval ≥ 2.0 s; with the signal at hand, not one that holds a missed beat:
-  on the first lead band-passed 5–20 Hz (the QRS band), the largest absolute value inside the interval (from
-  250 ms after its first beat to 250 ms before its last) reaches :data:`PAUSE_QRS_RATIO` of the flanking R
-  waves' (the threshold lies between the ratios of annotated pauses and of pauses made by a missed beat:
-  ``docs/experiments.md``). ``notes`` counts those left out.
+  on any lead readable all through the interval, band-passed 5–20 Hz (the QRS band), the largest absolute
+  value inside the interval (from 250 ms after its first beat to 250 ms before its last) reaches
+  :data:`PAUSE_QRS_RATIO` of the flanking R waves' (the threshold lies between the ratios of annotated pauses
+  and of pauses made by a missed beat: ``docs/experiments.md``). ``notes`` counts those left out.
 - AF: episodes from :func:`beatflow.holter.af.detect_af` (or given), ``burden`` = AF time within the analysed
   time / ``analysed_s``.
-- HRV over analysable NN intervals (both beats N) within 20 % of the median of the 11 NN intervals around
+- HRV over analysable NN intervals (both beats N, outside AF, neither beat next to a beat that is not N: the
+  intervals next to an ectopic beat's own) within 20 % of the median of the 11 NN intervals around
   them (:func:`nn_intervals`: the 20 % editing rule, so that a missed or false beat does not enter as an
   interval of double or half length), sample standard deviations (ddof 1); SDANN and the SDNN
   index over the whole 5-minute segments from the start (an interval belongs to the segment it ends in);
-  rMSSD and pNN50 (a share, 0–1) over the differences of successive NN intervals (three consecutive N beats).
+  rMSSD and pNN50 (a share, 0–1) over the differences of successive NN intervals (three consecutive N beats);
+  ``coverage``: the NN intervals' total time / ``analysed_s``.
 
 Anything that cannot be computed is ``null`` and ``notes`` says why; nothing here raises on odd input.
 """
@@ -46,6 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from beatflow.holter import af as af_module
+from beatflow.holter.quality import band_pass, readable, signal_quality
 
 CLASSES = ("N", "S", "V", "F", "Q")
 GAP_S = 10.0  # an interval this long or longer is a beat-free gap (lead off), not a pause
@@ -55,6 +64,8 @@ PAUSE_QRS_RATIO = 0.5  # a pause whose inside reaches this share of its flanking
 NN_EDIT = 0.2  # an NN interval further than this from its neighbours' median is left out of HRV
 NN_EDIT_WINDOW = 11
 MINUTE_COVERAGE = 0.5  # a minute counts for min/max heart rate when its intervals cover this share of it
+SINUS_BEATS = 8  # the fastest and slowest rates are over this many consecutive sinus beats
+TACHYCARDIA_BPM = 100.0
 
 
 # ---------------------------------------------------------------- helpers on intervals [start, end)
@@ -193,12 +204,14 @@ def cycles_time(time_s, classes, pattern: tuple[str, ...], min_cycles: int = 3) 
 
 
 def nn_intervals(time_s, classes, valid) -> np.ndarray:
-    """Mask of the RR intervals that count as NN: analysable, both beats N, and within :data:`NN_EDIT` (20 %)
+    """Mask of the RR intervals that count as NN: analysable (AF left out by the caller), both beats N and
+    neither next to a beat that is not N, and within :data:`NN_EDIT` (20 %)
     of the median of the :data:`NN_EDIT_WINDOW` NN intervals around them (the classic 20 % editing rule of
     Holter HRV: a missed or a false beat between two N beats would otherwise enter as one interval of double
     or half length, and a single such interval can move SDNN several-fold)."""
     n = classes == "N"
-    nn = valid & n[:-1] & n[1:]
+    clear = n & np.concatenate([[True], n[:-1]]) & np.concatenate([n[1:], [True]])  # N with N neighbours
+    nn = valid & clear[:-1] & clear[1:]
     idx = np.flatnonzero(nn)
     if len(idx) < 3:
         return nn
@@ -211,14 +224,17 @@ def nn_intervals(time_s, classes, valid) -> np.ndarray:
     return out
 
 
-def hrv(time_s, classes, valid, duration_s: float) -> dict:
+def hrv(time_s, classes, valid, duration_s: float, analysed_s: float) -> dict:
     """Time-domain HRV over analysable, edited NN intervals (:func:`nn_intervals`; milliseconds, pNN50 a
-    share)."""
+    share) and their ``coverage`` of the analysed time."""
     out = dict.fromkeys(("sdnn_ms", "sdann_ms", "sdnn_index_ms", "rmssd_ms", "pnn50"))
+    out["coverage"] = 0.0 if analysed_s > 0 else None
     if len(time_s) < 3:
         return out
     nn = nn_intervals(time_s, classes, valid)
     rr = np.diff(time_s) * 1000.0
+    if analysed_s > 0:
+        out["coverage"] = _num(min(rr[nn].sum() / 1000.0 / analysed_s, 1.0), 4)
     if nn.sum() >= 2:
         out["sdnn_ms"] = _num(np.std(rr[nn], ddof=1))
     succ = nn[:-1] & nn[1:]
@@ -244,13 +260,10 @@ def hrv(time_s, classes, valid, duration_s: float) -> dict:
 def missed_beat_ratio(x: np.ndarray, fs: float, a: float, b: float) -> float:
     """Largest QRS-band (5–20 Hz) amplitude inside the interval ``(a + 0.25, b − 0.25)`` s over the median of
     the flanking beats' (within 60 ms of ``a`` and ``b``); 0 when the signal does not cover it."""
-    from scipy.signal import butter, sosfiltfilt
-
     i0, i1 = max(int((a - 1.0) * fs), 0), min(int((b + 1.0) * fs), len(x))
     if i1 - i0 < int(fs):
         return 0.0
-    sos = butter(2, [5.0, min(20.0, 0.45 * fs)], btype="band", fs=fs, output="sos")
-    y = np.abs(sosfiltfilt(sos, np.asarray(x[i0:i1], dtype=np.float64)))
+    y = np.abs(band_pass(x[i0:i1], fs, 5.0, 20.0))
 
     def peak(lo_s, hi_s):
         k0, k1 = max(int(lo_s * fs) - i0, 0), min(int(hi_s * fs) - i0, len(y))
@@ -283,8 +296,29 @@ def _rated(minute: dict) -> bool:
     return minute["bpm"] is not None and minute["covered_s"] >= MINUTE_COVERAGE * 60
 
 
+def sinus_extremes(t, c, valid) -> tuple[dict, dict]:
+    """``fastest`` and ``slowest``: ``{bpm, at_s}`` over :data:`SINUS_BEATS` consecutive sinus beats (N, their
+    intervals analysable; AF intervals already not ``valid`` here), or nulls without such a stretch."""
+    k = SINUS_BEATS - 1
+    none = {"bpm": None, "at_s": None}
+    if len(t) < SINUS_BEATS:
+        return none, dict(none)
+    ok = valid & (c[:-1] == "N") & (c[1:] == "N")
+    all_ok = np.convolve(ok.astype(np.int64), np.ones(k, dtype=np.int64), mode="valid") == k
+    first = np.flatnonzero(all_ok)
+    if not len(first):
+        return none, dict(none)
+    bpm = 60.0 * k / (t[first + k] - t[first])
+    hi, lo = first[np.argmax(bpm)], first[np.argmin(bpm)]
+    return (
+        {"bpm": _num(bpm.max(), 1), "at_s": _num(t[hi], 3)},
+        {"bpm": _num(bpm.min(), 1), "at_s": _num(t[lo], 3)},
+    )
+
+
 def heart_rate_section(t, valid, rr, duration_s: float, notes: list[str]) -> tuple[dict, list[dict]]:
-    """``holter.json``'s ``heart_rate`` and the minute table it comes from (:func:`minute_table`)."""
+    """``holter.json``'s ``heart_rate`` (less ``fastest`` / ``slowest``) and the minute table it comes from
+    (:func:`minute_table`)."""
     if valid.any():
         mean_bpm = 60.0 / rr[valid].mean()
     else:
@@ -315,18 +349,26 @@ def heart_rate_section(t, valid, rr, duration_s: float, notes: list[str]) -> tup
     return heart_rate, minutes
 
 
-def pauses_section(t, rr, valid, signal, notes: list[str]) -> list[dict]:
+def holds_beat(leads: dict, fs: float, quality: dict, a: float, b: float) -> bool:
+    """Whether a lead readable all through ``[a, b]`` shows a QRS-like wave inside it (:func:`missed_beat_ratio`)."""
+    return any(
+        readable(quality, name, a, b) and missed_beat_ratio(x, fs, a, b) >= PAUSE_QRS_RATIO for name, x in leads.items()
+    )
+
+
+def pauses_section(t, rr, valid, signal, quality, notes: list[str]) -> list[dict]:
     """``holter.json``'s ``pauses``: analysable intervals of :data:`PAUSE_S` or more, less those that hold a
-    missed beat (:func:`missed_beat_ratio`, when ``signal`` is given)."""
+    missed beat in a readable lead (:func:`holds_beat`, when ``signal`` is given)."""
     pause_idx = np.flatnonzero(valid & (rr >= PAUSE_S))
     if signal is not None and len(pause_idx):
-        holds_beat = np.array([missed_beat_ratio(*signal(), t[i], t[i + 1]) >= PAUSE_QRS_RATIO for i in pause_idx])
-        if holds_beat.any():
+        leads, fs = signal()
+        holds_beat_ = np.array([holds_beat(leads, fs, quality, t[i], t[i + 1]) for i in pause_idx])
+        if holds_beat_.any():
             notes.append(
-                f"{int(holds_beat.sum())} RR intervals of 2 s or more hold a QRS-like wave (a missed beat): "
+                f"{int(holds_beat_.sum())} RR intervals of 2 s or more hold a QRS-like wave (a missed beat): "
                 "not counted as pauses"
             )
-        pause_idx = pause_idx[~holds_beat]
+        pause_idx = pause_idx[~holds_beat_]
     return [{"start_s": _num(t[i], 3), "duration_s": _num(rr[i], 3)} for i in pause_idx]
 
 
@@ -336,7 +378,8 @@ def af_section(
     """``holter.json``'s ``af``: the episodes (detected by :func:`beatflow.holter.af.detect_af` unless given)
     and the burden over the analysed time."""
     if af_episodes is None:
-        af_episodes = af_module.detect_af(t, c, valid, signal=signal)
+        first = None if signal is None else _first_lead(signal)
+        af_episodes = af_module.detect_af(t, c, valid, signal=first)
     episodes = merge_intervals([(max(0.0, s), min(duration_s, e)) for s, e in af_episodes])
     af_s = total_length(episodes, 0.0, duration_s) - overlap_length(episodes, stretches)
     if af_s > 0 and analysed_s > 0 and af_s >= 0.9 * analysed_s:
@@ -347,10 +390,20 @@ def af_section(
     }
 
 
+def _first_lead(signal):
+    """A callable returning ``(first lead, fs)`` from one returning ``(leads, fs)``."""
+
+    def first():
+        leads, fs = signal()
+        return next(iter(leads.values())), fs
+
+    return first
+
+
 def ectopy_sections(t, c, excluded) -> tuple[dict, dict]:
     """``holter.json``'s ``ventricular`` (with bigeminy and trigeminy) and ``supraventricular``. Beats inside
-    an excluded stretch (e.g. ventricular flutter) neither form nor break up runs there: they take a class of
-    their own (``-``) that no run, couplet or cycle matches."""
+    an excluded stretch (artefact, AF, e.g. ventricular flutter) neither form nor break up runs there: they
+    take a class of their own (``-``) that no run, couplet or cycle matches."""
     inside = np.zeros(len(t), dtype=bool)
     for s0, e0 in excluded:
         inside |= (t >= s0) & (t < e0)
@@ -359,6 +412,18 @@ def ectopy_sections(t, c, excluded) -> tuple[dict, dict]:
     ventricular["bigeminy_s"] = _num(cycles_time(t, ce, ("N", "V")), 1)
     ventricular["trigeminy_s"] = _num(cycles_time(t, ce, ("N", "N", "V")), 1)
     return ventricular, class_runs(t, ce, "S")
+
+
+def tachycardia(ventricular: dict, supraventricular: dict) -> list[dict]:
+    """``holter.json``'s ``tachycardia``: the V (``VT``) and S (``SVT``) runs at :data:`TACHYCARDIA_BPM` or
+    faster, in time order."""
+    out = [
+        {"kind": kind, **run}
+        for kind, part in (("VT", ventricular), ("SVT", supraventricular))
+        for run in part["runs"]
+        if run["rate_bpm"] is not None and run["rate_bpm"] >= TACHYCARDIA_BPM
+    ]
+    return sorted(out, key=lambda r: r["start_s"])
 
 
 def hourly_table(
@@ -391,7 +456,7 @@ def hourly_table(
 
 
 def summary_from_beats(
-    record: str, time_s, classes, duration_s: float, excluded=(), af_episodes=None, signal=None
+    record: str, time_s, classes, duration_s: float, excluded=(), af_episodes=None, signal=None, start=None
 ) -> dict:
     """The ``holter.json`` dict from beat times and AAMI classes (the module docstring defines each figure).
 
@@ -411,35 +476,51 @@ def summary_from_beats(
     af_episodes : sequence of (float, float), optional
         AF episodes to use instead of detecting them (the reference summary passes its rhythm annotations).
     signal : callable, optional
-        Returns ``(first lead as a numpy array, fs)``; for the pause check and the AF detector's P-wave check
-        (called only when there is a pause or an episode to check).
+        Returns ``(lead name → numpy array, fs)``: for the signal quality (artefact), the pause check and the AF
+        detector's P-wave check (its first lead). None: no artefact is measured.
+    start : str, optional
+        The recording's start (ISO 8601), kept as ``start``; None when unknown.
 
     Returns
     -------
     dict
-        The summary: ``record``, ``duration_s``, ``analysed_s``, ``beats``, ``heart_rate``, ``hourly``,
-        ``ventricular``, ``supraventricular``, ``pauses``, ``af``, ``hrv`` and ``notes``.
+        The summary: ``record``, ``start``, ``duration_s``, ``analysed_s``, ``artefact``, ``beats``,
+        ``heart_rate``, ``hourly``, ``ventricular``, ``supraventricular``, ``pauses``, ``af``, ``tachycardia``,
+        ``hrv`` and ``notes``.
     """
     notes: list[str] = []
     t, c = _sorted_beats(record, time_s, classes, notes)
     duration_s = float(duration_s)
-    excluded = merge_intervals(excluded or [])
+    quality = signal_quality(*signal()) if signal is not None else None
+    artefact = [(a["start_s"], min(a["end_s"], duration_s)) for a in quality["artefact"]] if quality else []
+    excluded = merge_intervals([*(excluded or []), *artefact])
     valid = analysable(t, c, excluded)
     stretches = excluded_stretches(t, valid, duration_s, excluded)
     analysed_s = max(0.0, duration_s - total_length(stretches, 0.0, duration_s))
     rr = np.diff(t) if len(t) > 1 else np.zeros(0)
     heart_rate, minutes = heart_rate_section(t, valid, rr, duration_s, notes)
-    pauses = pauses_section(t, rr, valid, signal, notes)
+    pauses = pauses_section(t, rr, valid, signal, quality, notes)
     af = af_section(t, c, valid, duration_s, af_episodes, stretches, analysed_s, signal, notes)
-    ventricular, supraventricular = ectopy_sections(t, c, excluded)
+    af_spans = [(e["start_s"], e["end_s"]) for e in af["episodes"]]
+    sinus = analysable(t, c, merge_intervals([*excluded, *af_spans]))
+    heart_rate["fastest"], heart_rate["slowest"] = sinus_extremes(t, c, sinus)
+    ventricular, supraventricular = ectopy_sections(t, c, merge_intervals([*excluded, *af_spans]))
     hourly = hourly_table(t, c, rr, valid, minutes, pauses, duration_s, notes)
-    hrv_out = hrv(t, c, valid, duration_s)
+    hrv_out = hrv(t, c, sinus, duration_s, analysed_s)
     if len(t) and not (c == "N").any():
         notes.append("no N beats (paced or all ectopic): no HRV")
     return {
         "record": record,
+        "start": start,
         "duration_s": _num(duration_s, 3),
         "analysed_s": _num(analysed_s, 3),
+        "artefact": {
+            "episodes": [
+                {"start_s": _num(a["start_s"], 3), "end_s": _num(min(a["end_s"], duration_s), 3), "leads": a["leads"]}
+                for a in (quality["artefact"] if quality else [])
+            ],
+            "total_s": _num(total_length(artefact, 0.0, duration_s), 3),
+        },
         "beats": {"total": int(len(t)), **{k: int((c == k).sum()) for k in CLASSES}},
         "heart_rate": heart_rate,
         "hourly": hourly,
@@ -447,6 +528,7 @@ def summary_from_beats(
         "supraventricular": supraventricular,
         "pauses": pauses,
         "af": af,
+        "tachycardia": tachycardia(ventricular, supraventricular),
         "hrv": hrv_out,
         "notes": notes,
     }
@@ -492,8 +574,9 @@ def record_duration_s(signal_path) -> float:
     return pq.ParquetFile(signal_path).metadata.num_rows / fs
 
 
-def first_lead(signal_path):
-    """A callable that reads ``(first lead, fs)`` of ``signal.parquet`` when first called (and keeps it)."""
+def read_leads(signal_path):
+    """A callable that reads ``(lead name → numpy array, fs)`` of ``signal.parquet`` when first called (and
+    keeps it)."""
     cache: list = []
 
     def load():
@@ -502,24 +585,27 @@ def first_lead(signal_path):
 
             from beatflow.io.tables import signal_info
 
-            fs, leads = signal_info(signal_path)
-            column = pq.ParquetFile(signal_path).read(columns=leads[:1], use_pandas_metadata=False).column(0)
-            # the chunks' value buffers as numpy (the lead has no nulls; to_numpy would import pandas)
-            dtype = np.dtype(column.type.to_pandas_dtype())
-            parts = [
-                np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * dtype.itemsize)
-                for c in column.chunks
-            ]
-            cache.append((np.concatenate(parts) if len(parts) != 1 else parts[0], fs))
+            fs, names = signal_info(signal_path)
+            table = pq.ParquetFile(signal_path).read(columns=names, use_pandas_metadata=False)
+            leads = {}
+            for name in names:
+                column = table.column(name)
+                # the chunks' value buffers as numpy (the leads have no nulls; to_numpy would import pandas)
+                dtype = np.dtype(column.type.to_pandas_dtype())
+                parts = [
+                    np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * dtype.itemsize)
+                    for c in column.chunks
+                ]
+                leads[name] = np.concatenate(parts) if len(parts) != 1 else parts[0]
+            cache.append((leads, fs))
         return cache[0]
 
     return load
 
 
 def summarise(record: str, scores_path, signal_path, excluded=()) -> dict:
-    """The Holter summary of a record from the workflow's ``scores.parquet`` and ``signal.parquet``.
-
-    The first lead of the signal is read only when an AF episode or a pause is to be checked.
+    """The Holter summary of a record from the workflow's ``scores.parquet`` and ``signal.parquet`` (every
+    lead, for the signal quality; the recording's start from its metadata).
 
     Parameters
     ----------
@@ -544,9 +630,18 @@ def summarise(record: str, scores_path, signal_path, excluded=()) -> dict:
     beatflow.errors.BeatflowError
         When ``scores.parquet`` cannot be read or lacks a column.
     """
+    from beatflow.io.tables import signal_start
+
     time_s, classes = read_beats(record, scores_path)
+    start = signal_start(signal_path)
     return summary_from_beats(
-        record, time_s, classes, record_duration_s(signal_path), excluded=excluded, signal=first_lead(signal_path)
+        record,
+        time_s,
+        classes,
+        record_duration_s(signal_path),
+        excluded=excluded,
+        signal=read_leads(signal_path),
+        start=None if start is None else start.isoformat(),
     )
 
 
@@ -558,8 +653,9 @@ def write_json(summary: dict, out_path) -> None:
         tmp.write_text(json.dumps(summary, indent=2) + "\n")
 
 
-def write_holter(record: str, scores_path, signal_path, out_path) -> dict:
-    """Rule ``holter``'s stage: compute the record's summary, write ``holter.json`` atomically and return it.
+def write_holter(record: str, scores_path, signal_path, out_path, annotations_path=None) -> dict:
+    """Rule ``holter``'s stage: compute the record's summary, write ``holter.json`` and ``beats.atr``
+    (:mod:`beatflow.holter.annotations`) atomically and return the summary.
 
     Parameters
     ----------
@@ -569,12 +665,27 @@ def write_holter(record: str, scores_path, signal_path, out_path) -> dict:
         The record's ``scores.parquet`` and ``signal.parquet`` (:func:`summarise`).
     out_path : path-like
         Where ``holter.json`` goes.
+    annotations_path : path-like, optional
+        Where ``beats.atr`` goes (default: beside ``holter.json``).
 
     Returns
     -------
     dict
         The summary written.
     """
+    import pyarrow.parquet as pq
+
+    from beatflow.holter.annotations import write_annotations
+    from beatflow.io.tables import signal_info
+
     summary = summarise(record, scores_path, signal_path)
     write_json(summary, out_path)
+    table = pq.ParquetFile(scores_path).read(columns=["peak", "class"], use_pandas_metadata=False)
+    write_annotations(
+        table.column("peak").to_pylist(),
+        table.column("class").to_pylist(),
+        summary["af"]["episodes"],
+        signal_info(signal_path)[0],
+        annotations_path or Path(out_path).with_name("beats.atr"),
+    )
     return summary

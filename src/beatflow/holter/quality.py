@@ -1,0 +1,129 @@
+"""Signal quality per lead and per second, and the artefact episodes of ``holter.json`` (the stretches where no
+lead is readable).
+
+Each lead is cut into windows of :data:`WINDOW_S`; a window is *unreadable* for one of these reasons (the
+first that holds, in this order):
+
+- ``flat line``: the window's peak-to-peak range is below :data:`FLAT_RATIO` of the lead's median range
+  (a disconnected or dead channel);
+- ``saturation``: :data:`SATURATION_SHARE` of its samples or more lie at the lead's extremes (within
+  :data:`RAIL` of its range: the amplifier at its rail);
+- ``lead-off``: the window is *quiet* — its baseline moves (range at least :data:`LEAD_OFF_RANGE` of the
+  lead's median range) while its QRS band (5–15 Hz) holds under :data:`LEAD_OFF_RATIO` of the lead's median
+  QRS-band power — and another lead is readable and not quiet there (an electrode off the skin: the
+  amplifier's slow recovery while the other lead shows the beats; where every lead is quiet, as in a pause,
+  none is called off);
+- ``noise``: over the :data:`SPAN_S` around it, the spectral quality index pSQI, power in 5–15 Hz over power
+  in 5–40 Hz (Li, Mark and Clifford, Physiol Meas 29:15–32, 2008; Clifford et al., Physiol Meas
+  33:1419–1433, 2012: 0.5–0.8 in clean ECG), is below :data:`PSQI_MIN` while the 5–40 Hz power reaches
+  :data:`NOISE_POWER` of the lead's median (muscle and electrode noise put their power above the QRS band;
+  faint noise hides no beat).
+
+A stretch where every lead is unreadable is an artefact episode. A real asystole is none of these (its leads
+are quiet but neither flat, at a rail, off nor noisy), so a pause is not mistaken for an artefact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+WINDOW_S = 1.0
+SPAN_S = 5.0  # the spectral indices' window, centred on each WINDOW_S
+FLAT_RATIO = 0.01
+RAIL = 0.005
+SATURATION_SHARE = 0.2
+LEAD_OFF_RATIO = 0.01
+LEAD_OFF_RANGE = 0.1
+PSQI_MIN = 0.3
+NOISE_POWER = 0.1
+QRS_BAND_HZ = (5.0, 15.0)
+WIDE_BAND_HZ = (5.0, 40.0)
+REASONS = ("flat line", "saturation", "lead-off", "noise")
+
+
+def band_pass(x: np.ndarray, fs: float, low_hz: float, high_hz: float, zero_phase: bool = True) -> np.ndarray:
+    """``x`` band-passed by a 2nd-order Butterworth filter (the upper edge held below Nyquist); zero phase
+    (forward-backward) unless ``zero_phase`` is False. Too short a signal is returned less its median."""
+    from scipy.signal import butter, sosfilt, sosfiltfilt
+
+    sos = butter(2, [low_hz, min(high_hz, 0.45 * fs)], btype="band", fs=fs, output="sos")
+    x = np.asarray(x, dtype=np.float64)
+    if len(x) <= 3 * (2 * sos.shape[0] + 1):
+        return x - np.median(x) if len(x) else x
+    return sosfiltfilt(sos, x, axis=-1) if zero_phase else sosfilt(sos, x, axis=-1)
+
+
+def _window_power(y: np.ndarray, w: int, n: int, span: int) -> np.ndarray:
+    """Mean of ``y²`` per window of ``w`` samples, summed over ``span`` windows centred on each."""
+    p = (y[: n * w].reshape(n, w) ** 2).mean(axis=1)
+    return p if span == 1 else np.convolve(p, np.ones(span), mode="same")
+
+
+def lead_quality(x: np.ndarray, fs: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per window of :data:`WINDOW_S`: the index in :data:`REASONS` + 1 of why the lead is unreadable (lead-off
+    left to :func:`signal_quality`), 0 where it is readable; and whether the window is quiet (see the module
+    docstring). A last partial window is left readable."""
+    w = max(int(round(WINDOW_S * fs)), 1)
+    n = len(x) // w
+    if n == 0:
+        return np.zeros(0, dtype=np.int8), np.zeros(0, dtype=bool)
+    x = np.asarray(x, dtype=np.float64)
+    frames = x[: n * w].reshape(n, w)
+    ptp = np.ptp(frames, axis=1)
+    typical = np.median(ptp)
+    lo, hi = float(x.min()), float(x.max())
+    rail = RAIL * (hi - lo)
+    at_rail = ((frames <= lo + rail) | (frames >= hi - rail)).mean(axis=1) if hi > lo else np.ones(n)
+    span = max(int(round(SPAN_S / WINDOW_S)), 1)
+    qrs_band = band_pass(x, fs, *QRS_BAND_HZ, zero_phase=False)
+    qrs = _window_power(qrs_band, w, n, 1)
+    qrs_span = np.convolve(qrs, np.ones(span), mode="same")
+    wide = _window_power(band_pass(x, fs, *WIDE_BAND_HZ, zero_phase=False), w, n, span)
+    psqi = np.divide(qrs_span, wide, out=np.ones(n), where=wide > 0)
+    out = np.zeros(n, dtype=np.int8)
+    for code, bad in (
+        (4, (psqi < PSQI_MIN) & (wide >= NOISE_POWER * np.median(wide))),
+        (2, (at_rail >= SATURATION_SHARE) & (hi > lo)),
+        (1, ptp <= FLAT_RATIO * typical),
+    ):
+        out[bad] = code  # the last assignment wins: flat line before saturation before noise
+    quiet = (ptp >= LEAD_OFF_RANGE * typical) & (qrs < LEAD_OFF_RATIO * np.median(qrs))
+    return out, quiet
+
+
+def runs_of(mask: np.ndarray) -> list[tuple[int, int]]:
+    """``[(first, end), …]`` (end exclusive) of the runs of True in ``mask``."""
+    edges = np.diff(np.concatenate([[0], np.asarray(mask, dtype=np.int8), [0]]))
+    return list(zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True))
+
+
+def signal_quality(leads: dict[str, np.ndarray], fs: float) -> dict:
+    """The quality of every lead: ``{"window_s", "codes": {lead: per-window codes (lead_quality)},
+    "unreadable": {lead: [(start_s, end_s), …]}, "artefact": [{start_s, end_s, leads}]}``; an artefact
+    episode's ``leads`` maps each lead to why it is unreadable there (the reason of most of its windows)."""
+    measured = {name: lead_quality(x, fs) for name, x in leads.items()}
+    n = min((len(c) for c, _ in measured.values()), default=0)
+    codes = {name: c[:n].copy() for name, (c, _) in measured.items()}
+    seeing = {name: (c[:n] == 0) & ~q[:n] for name, (c, q) in measured.items()}  # readable and not quiet
+    for name, (c, q) in measured.items():
+        others = np.zeros(n, dtype=bool)
+        for other, sees in seeing.items():
+            if other != name:
+                others |= sees
+        codes[name][(codes[name] == 0) & q[:n] & others] = 3
+    unreadable = {name: [(s * WINDOW_S, e * WINDOW_S) for s, e in runs_of(c > 0)] for name, c in codes.items()}
+    none_readable = np.ones(n, dtype=bool)
+    for c in codes.values():
+        none_readable &= c > 0
+    artefact = []
+    for s, e in runs_of(none_readable) if codes else []:
+        why = {name: REASONS[int(np.bincount(c[s:e], minlength=5)[1:].argmax())] for name, c in codes.items()}
+        artefact.append({"start_s": s * WINDOW_S, "end_s": e * WINDOW_S, "leads": why})
+    return {"window_s": WINDOW_S, "codes": codes, "unreadable": unreadable, "artefact": artefact}
+
+
+def readable(quality: dict | None, lead: str, a: float, b: float) -> bool:
+    """Whether ``lead`` is readable all through ``[a, b]`` s (True without a quality measure)."""
+    if quality is None:
+        return True
+    return all(e <= a or s >= b for s, e in quality["unreadable"].get(lead, []))
