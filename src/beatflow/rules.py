@@ -21,17 +21,8 @@ def ingest(job: Job) -> None:
 
     backend = select_backend(job.device, needs=("cudf",))
     p = IngestParams.from_config(job.par.ingest)
-    par = job.par
-    run(
-        job.record,
-        {"path": par.path},
-        {"signal": job.output[0]},
-        p,
-        backend,
-        fs=par.fs,
-        leads=par.leads,
-        start=par.start,
-    )
+    par, start = job.par, job.params.get("start")  # start: optional, as in the records sheet
+    run(job.record, {"path": par.path}, {"signal": job.output[0]}, p, backend, fs=par.fs, leads=par.leads, start=start)
 
 
 def segment(job: Job) -> None:
