@@ -27,7 +27,8 @@ And a section from beatflow's *detected* beats (``detect.segment.detect_peaks``,
 leads, as the segment rule runs it): each detection matched one to one within 150 ms to a reference beat takes
 that beat's class (a perfect classifier), an unmatched one is N (the pessimistic case: a false detection the
 classifier takes for a normal beat) — the summary's figures against the reference summary with beat detection
-as the only source of error; the P-wave check reads the first lead as ``signal.parquet`` would hold it.
+as the only source of error; the signal quality, the pause check and the P-wave check read the leads as
+``signal.parquet`` would hold them.
 
 With ``--results DIR`` (a workflow run's ``results`` folder), also the summaries beatflow itself writes:
 :func:`beatflow.holter.summarise` on each record's ``scores.parquet`` (detected beats and beatflow's classes)
@@ -159,7 +160,7 @@ def detected_section(records: list[str], data: Path) -> dict:
         classes[di] = ref["classes"][ti]
         t = peaks / fs
         summ = summary_from_beats(
-            rec, t, classes, ref["duration_s"], excluded=ref["vf_s"], signal=lambda x=first, f=fs: (x, f)
+            rec, t, classes, ref["duration_s"], excluded=ref["vf_s"], signal=lambda s=signals, f=fs: (s, f)
         )
         reference = summary_from_beats(
             rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
@@ -170,6 +171,8 @@ def detected_section(records: list[str], data: Path) -> dict:
             "detected": int(len(peaks)),
             "matched": int(len(ti)),
             "reference_beats": int(len(ref_samples)),
+            "artefact": summ["artefact"],
+            "pauses": summ["pauses"],
             "agreement": agr,
         }
         print(rec, "detected", len(peaks), "matched", len(ti), "of", len(ref_samples), flush=True)

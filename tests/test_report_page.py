@@ -13,8 +13,10 @@ from beatflow.report.pages import render_page, write_record_report
 def summary():
     return {
         "record": "hand",
+        "start": None,
         "duration_s": 7200.0,
         "analysed_s": 7000.0,
+        "artefact": {"episodes": [{"start_s": 100.0, "end_s": 140.0, "leads": {"MLII": "flat line"}}], "total_s": 40.0},
         "beats": {"total": 8000, "N": 7700, "S": 120, "V": 170, "F": 6, "Q": 4},
         "heart_rate": {
             "mean_bpm": 68.6,
@@ -22,6 +24,8 @@ def summary():
             "min_at_s": 3720.0,
             "max_bpm": 131.4,
             "max_at_s": 600.0,
+            "fastest": {"bpm": 140.2, "at_s": 610.0},
+            "slowest": {"bpm": 44.0, "at_s": 3725.0},
             "minutes": [],
         },
         "hourly": [
@@ -59,7 +63,18 @@ def summary():
         "supraventricular": {"isolated": 110, "couplets": 5, "runs": []},
         "pauses": [{"start_s": 4000.0, "duration_s": 2.2}, {"start_s": 5000.25, "duration_s": 3.45}],
         "af": {"episodes": [{"start_s": 6000.0, "end_s": 6900.0}], "burden": 0.1286},
-        "hrv": {"sdnn_ms": 112.4, "sdann_ms": 88.0, "sdnn_index_ms": 47.9, "rmssd_ms": 29.5, "pnn50": 0.0734},
+        "tachycardia": [
+            {"kind": "VT", "start_s": 605.0, "end_s": 605.8, "beats": 3, "rate_bpm": 225.0},
+            {"kind": "VT", "start_s": 1234.5, "end_s": 1236.9, "beats": 9, "rate_bpm": 200.0},
+        ],
+        "hrv": {
+            "sdnn_ms": 112.4,
+            "sdann_ms": 88.0,
+            "sdnn_index_ms": 47.9,
+            "rmssd_ms": 29.5,
+            "pnn50": 0.0734,
+            "coverage": 0.81,
+        },
         "notes": ["a note <with> markup"],
     }
 
@@ -109,6 +124,20 @@ def test_page_has_the_summary_numbers():
     assert ["01:00:00", "3700", "62", "51", "77", "20", "20", "2"] in rows
     assert "a note <with> markup" in text and "<with>" not in page  # escaped
     assert "Event strips" not in text and "reference annotations" not in text
+    assert ["fastest (8 sinus beats)", "140", "00:10:10"] in rows and [
+        "slowest (8 sinus beats)",
+        "44",
+        "01:02:05",
+    ] in rows
+    assert "artefact (no lead readable) 00:00:40 in 1 episodes: 00:01:40–00:02:20 (MLII flat line)" in text
+    assert "2 VT, 0 SVT" in text and "sinus NN intervals (81 % of the time)" in text
+    assert "Times are elapsed" in text
+
+
+def test_page_gives_clock_times_when_the_start_is_known():
+    rows = cells(render_page(summary() | {"start": "2026-11-29T22:30:00"}))
+    assert ["minimum (minute)", "51", "23:32:00"] in rows  # 3720 s after 22:30
+    assert ["01:23:20", "3.45"] not in rows and ["23:53:20", "3.45"] in rows
 
 
 def test_page_is_small_and_self_contained():

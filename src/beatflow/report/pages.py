@@ -13,6 +13,7 @@ import json
 import logging
 from pathlib import Path
 
+from beatflow.holter.clock import at, note
 from beatflow.io.atomic import atomic_path
 from beatflow.timefmt import clock
 
@@ -45,8 +46,8 @@ def _pct(x, digits: int = 1) -> str:
     return "—" if x is None else f"{100 * x:.{digits}f} %"
 
 
-def _at(x) -> str:
-    return "—" if x is None else clock(x)
+def _at(x, start=None) -> str:
+    return "—" if x is None else at(x, start)
 
 
 def table(head: list[str], rows: list[list], left: int = 1, cls: str = "") -> str:
@@ -71,10 +72,10 @@ def _cls(c: str) -> tuple[str, str]:
     return ("html", f'<span class="cls {c}">{c}</span>')
 
 
-def _runs_rows(runs: list[dict], letter: str) -> list[list]:
+def _runs_rows(runs: list[dict], letter: str, start=None) -> list[list]:
     longest = sorted(runs, key=lambda r: (-r["beats"], r["start_s"]))[:MAX_ROWS]
     return [
-        [_cls(letter), clock(r["start_s"]), clock(r["end_s"]), r["beats"], _n(r.get("rate_bpm"))]
+        [_cls(letter), at(r["start_s"], start), at(r["end_s"], start), r["beats"], _n(r.get("rate_bpm"))]
         for r in sorted(longest, key=lambda r: r["start_s"])
     ]
 
@@ -86,14 +87,14 @@ def ectopy_table(s: dict) -> str:
         if not part["runs"]:
             return "—"
         r = max(part["runs"], key=lambda r: (r["beats"], -r["start_s"]))
-        return f"{r['beats']} beats at {clock(r['start_s'])}"
+        return f"{r['beats']} beats at {at(r['start_s'], s['start'])}"
 
     def fastest(part):
         rated = [r for r in part["runs"] if r.get("rate_bpm") is not None]
         if not rated:
             return "—"
         r = max(rated, key=lambda r: (r["rate_bpm"], -r["start_s"]))
-        return f"{r['rate_bpm']:.0f} bpm at {clock(r['start_s'])}"
+        return f"{r['rate_bpm']:.0f} bpm at {at(r['start_s'], s['start'])}"
 
     hours = (s.get("analysed_s") or 0) / 3600.0
 
@@ -177,13 +178,20 @@ def evaluation_section(ev: dict) -> str:
 
 def _page_head(s: dict) -> str:
     """The page's HTML head, title and recording line."""
-    dur, ana = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0
+    dur, ana, art = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0, s["artefact"]
+    episodes = sorted(art["episodes"], key=lambda e: e["start_s"] - e["end_s"])[:MAX_ROWS]
+    listed = "; ".join(
+        f"{at(e['start_s'], s['start'])}–{at(e['end_s'], s['start'])} "
+        f"({', '.join(f'{lead} {why}' for lead, why in e['leads'].items())})"
+        for e in episodes
+    )
     return (
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(s['record'])}: Holter report"
         f"</title><style>{CSS}</style></head><body>"
         f"<h1>Holter report — record {_e(s['record'])}</h1>"
-        f"<p class='sub'>Recorded {clock(dur)}, analysed {clock(ana)} ({_pct(ana / dur if dur else None)}). "
-        f"Times are from the start of the recording (hh:mm:ss).</p>"
+        f"<p class='sub'>Recorded {clock(dur)}, analysed {clock(ana)} ({_pct(ana / dur if dur else None)}); "
+        f"artefact (no lead readable) {clock(art['total_s'] or 0)} in {len(art['episodes'])} episodes"
+        f"{': ' + _e(listed) if listed else ''}. {_e(note(s['start']))}</p>"
     )
 
 
@@ -205,15 +213,17 @@ def overview_section(s: dict) -> str:
             ["", "bpm", "at"],
             [
                 ["mean", _n(hr["mean_bpm"]), ""],
-                ["minimum (minute)", _n(hr["min_bpm"]), _at(hr["min_at_s"])],
-                ["maximum (minute)", _n(hr["max_bpm"]), _at(hr["max_at_s"])],
+                ["minimum (minute)", _n(hr["min_bpm"]), _at(hr["min_at_s"], s["start"])],
+                ["maximum (minute)", _n(hr["max_bpm"]), _at(hr["max_at_s"], s["start"])],
+                ["slowest (8 sinus beats)", _n(hr["slowest"]["bpm"]), _at(hr["slowest"]["at_s"], s["start"])],
+                ["fastest (8 sinus beats)", _n(hr["fastest"]["bpm"]), _at(hr["fastest"]["at_s"], s["start"])],
             ],
         )
     )
     out.append("</div><div><h2>Heart rate variability</h2>")
     out.append(
         table(
-            ["NN intervals", "value"],
+            [f"sinus NN intervals ({_pct(h['coverage'], 0)} of the time)", "value"],
             [
                 ["SDNN", _n(h["sdnn_ms"], unit=" ms")],
                 ["SDANN (5 min)", _n(h["sdann_ms"], unit=" ms")],
@@ -234,7 +244,15 @@ def overview_section(s: dict) -> str:
 def ectopy_section(s: dict) -> str:
     """The ectopy table and the list of runs (the :data:`MAX_ROWS` longest of each class)."""
     out = ["<h2>Ectopy</h2>" + ectopy_table(s)]
-    runs = _runs_rows(s["ventricular"]["runs"], "V") + _runs_rows(s["supraventricular"]["runs"], "S")
+    runs = _runs_rows(s["ventricular"]["runs"], "V", s["start"]) + _runs_rows(
+        s["supraventricular"]["runs"], "S", s["start"]
+    )
+    tachy = s["tachycardia"]
+    out.append(
+        f"<p class='note'>Tachycardia (runs of ≥ 3 beats at ≥ 100 bpm): "
+        f"{sum(t['kind'] == 'VT' for t in tachy)} VT, {sum(t['kind'] == 'SVT' for t in tachy)} SVT. "
+        "Runs, couplets and bigeminy are not counted inside AF/flutter or artefact.</p>"
+    )
     if runs:
         n_all = len(s["ventricular"]["runs"]) + len(s["supraventricular"]["runs"])
         shown = "" if len(runs) == n_all else f" (the {MAX_ROWS} longest of each class)"
@@ -243,7 +261,7 @@ def ectopy_section(s: dict) -> str:
     return "".join(out)
 
 
-def pauses_section(pauses: list[dict]) -> str:
+def pauses_section(pauses: list[dict], start=None) -> str:
     """The pauses' count, the longest, and the :data:`MAX_ROWS` longest listed."""
     if not pauses:
         return "<h2>Pauses (RR ≥ 2.0 s): none</h2>"
@@ -251,12 +269,12 @@ def pauses_section(pauses: list[dict]) -> str:
     top = sorted(pauses, key=lambda p: -p["duration_s"])[:MAX_ROWS]
     return (
         f"<h2>Pauses (RR ≥ 2.0 s): {len(pauses)}</h2><p class='sub'>longest "
-        f"{longest['duration_s']:.2f} s at {clock(longest['start_s'])}</p>"
-        + table(["at", "duration (s)"], [[clock(p["start_s"]), f"{p['duration_s']:.2f}"] for p in top])
+        f"{longest['duration_s']:.2f} s at {at(longest['start_s'], start)}</p>"
+        + table(["at", "duration (s)"], [[at(p["start_s"], start), f"{p['duration_s']:.2f}"] for p in top])
     )
 
 
-def af_section(af: dict) -> str:
+def af_section(af: dict, start=None) -> str:
     """The AF episodes' count and burden, and the :data:`MAX_ROWS` longest listed in time order."""
     eps = af["episodes"]
     af_time = sum(e["end_s"] - e["start_s"] for e in eps)
@@ -268,12 +286,12 @@ def af_section(af: dict) -> str:
         top = sorted(sorted(eps, key=lambda e: e["start_s"] - e["end_s"])[:MAX_ROWS], key=lambda e: e["start_s"])
         out += table(
             ["from", "to", "duration"],
-            [[clock(e["start_s"]), clock(e["end_s"]), clock(e["end_s"] - e["start_s"])] for e in top],
+            [[at(e["start_s"], start), at(e["end_s"], start), clock(e["end_s"] - e["start_s"])] for e in top],
         )
     return out
 
 
-def hourly_section(hourly: list[dict]) -> str:
+def hourly_section(hourly: list[dict], start=None) -> str:
     """The hourly table."""
     return "<h2>Hourly</h2>" + table(
         [
@@ -288,7 +306,7 @@ def hourly_section(hourly: list[dict]) -> str:
         ],
         [
             [
-                clock(r["start_s"]),
+                at(r["start_s"], start),
                 r["beats"],
                 _n(r["mean_bpm"]),
                 _n(r["min_bpm"]),
@@ -337,9 +355,13 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
     """
     out = [_page_head(s), overview_section(s), ectopy_section(s)]
     out.append(
-        "<div class='grid'><div>" + pauses_section(s["pauses"]) + "</div><div>" + af_section(s["af"]) + "</div></div>"
+        "<div class='grid'><div>"
+        + pauses_section(s["pauses"], s["start"])
+        + "</div><div>"
+        + af_section(s["af"], s["start"])
+        + "</div></div>"
     )
-    out.append(hourly_section(s["hourly"]))
+    out.append(hourly_section(s["hourly"], s["start"]))
     if events is not None:
         out.append(events_section(events))
     if evaluation:
