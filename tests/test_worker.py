@@ -13,6 +13,7 @@ import re
 import secrets
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -28,7 +29,7 @@ from beatflow.worker import client
 from beatflow.worker.groups import POOL_ENV
 from beatflow.worker.protocol import Channel, Run
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm workers listen on Linux abstract sockets")
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="warm workers run on Linux only (pidfd, SO_PEERCRED)")
 
 INGEST = {"max_gap_s": 1.0, "max_clipped_fraction": 0.05}
 
@@ -171,6 +172,7 @@ def test_a_fixed_pool_makes_a_job_wait_for_its_busy_worker(owner, tmp_path, monk
 def loading_worker(run, group, index, asked: list) -> socket.socket:
     """A stand-in for a worker still loading its libraries at ``index``: it says busy to a client that asks for
     a ready worker and notes every request's ``ready_only``; any other request would have waited for it."""
+    run.private_directory()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(run.address(group, index))
     listener.listen(4)
@@ -289,35 +291,64 @@ def test_a_worker_killed_mid_job_is_in_the_rule_log_and_the_script_runs_the_job(
     assert (tmp_path / "hung.parquet").exists()
 
 
-@pytest.mark.skipif(os.getuid() != 0, reason="needs root to listen as another user")
-def test_a_listener_of_another_user_gets_no_job(owner, tmp_path):
-    import socket
-
-    address = Run.current().address("ingest", 0)  # this user's name: the other user can bind any name
-    ready_read, ready_write = os.pipe()
-    squatter = os.fork()
-    if squatter == 0:  # the other user: takes the address of this run's first ingest worker
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another user")
+def test_another_user_can_neither_take_nor_reach_a_workers_address(owner, tmp_path):
+    run = Run.current()
+    assert client.submit(demo_job(tmp_path / "mine"), 0.1) == (True, None)  # a worker listens now
+    taken, free = run.address("demo_record", 0), run.address("ingest", 7)
+    assert stat.S_IMODE(os.stat(run.directory).st_mode) == 0o700
+    result_read, result_write = os.pipe()
+    other = os.fork()
+    if other == 0:  # the other user: tries to listen at a free name of the run and to connect to a worker
         try:
             os.setuid(65534)
-            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            listener.bind(address)
-            listener.listen()
-            os.write(ready_write, b"1")
-            time.sleep(60)
+            outcomes = []
+            for address, act in ((free, "bind"), (taken, "connect")):
+                try:
+                    getattr(socket.socket(socket.AF_UNIX, socket.SOCK_STREAM), act)(address)
+                    outcomes.append(f"{act} ok")
+                except PermissionError:
+                    outcomes.append(f"{act} refused")
+            os.write(result_write, ",".join(outcomes).encode())
         finally:
             os._exit(0)
-    try:
-        assert os.read(ready_read, 1) == b"1"
-        job = demo_job(tmp_path / "mine")
-        ok, note = client.submit(job, 0.1)
-        assert ok is None and f"uid 65534, not this user ({os.getuid()})" in note
-        script = rule_script(job)  # the job still runs, in the script's own process, and its log says why
-        assert script.wait(timeout=60) == 0
-        log = (tmp_path / "mine.log").read_text()
-        assert "uid 65534" in log and "; warm worker" not in log and (tmp_path / "mine.csv").exists()
-    finally:
-        os.kill(squatter, signal.SIGKILL)
-        os.waitpid(squatter, 0)
+    os.waitpid(other, 0)
+    assert os.read(result_read, 100).decode() == "bind refused,connect refused"
+
+
+def test_a_run_directory_others_can_enter_gets_no_job(owner, tmp_path):
+    run = Run.current()
+    run.private_directory().chmod(0o755)
+    job = demo_job(tmp_path / "mine")
+    ok, note = client.submit(job, 0.1)
+    assert ok is None and f"{run.directory} is not a directory of this user with mode 0700" in note
+    script = rule_script(job)  # the job still runs, in the script's own process, and its log says why
+    assert script.wait(timeout=60) == 0
+    log = (tmp_path / "mine.log").read_text()
+    assert "mode 0700" in log and "; warm worker" not in log and (tmp_path / "mine.csv").exists()
+
+
+def test_the_config_is_never_on_a_command_line_and_worker_files_are_private(owner, tmp_path):
+    run = Run.current()
+    secret = secrets.token_hex(8)
+    proc = client.spawn(run, "ingest", 0, {"device": "cpu", "storage_password": secret})
+    log = run.log_path("ingest", 0)
+    deadline = time.monotonic() + 60
+    while "ready in" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker = int(re.search(r"warm worker pid (\d+)", log.read_text()).group(1))
+    for pid in (proc.pid, worker):
+        assert secret not in open(f"/proc/{pid}/cmdline").read()
+    assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(run.directory).st_mode) == 0o700
+    address = run.address("ingest", 0)
+    assert stat.S_ISSOCK(os.stat(address).st_mode)
+    owner.kill()  # the run ends: its workers go, and their socket files and directory with them
+    owner.wait()
+    deadline = time.monotonic() + 10
+    while run.directory.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not run.directory.exists()
 
 
 def test_report_workers_yield_the_cpu_to_the_gpu_groups(owner, tmp_path):
@@ -343,7 +374,8 @@ def test_report_workers_yield_the_cpu_to_the_gpu_groups(owner, tmp_path):
 def test_runs_never_share_a_worker(tmp_path, monkeypatch):
     one, other = Run(123, secrets.token_hex(16)), Run(123, secrets.token_hex(16))  # e.g. pid 1 of two containers
     assert one.address("ingest", 0) != other.address("ingest", 0)
-    assert one.address("ingest", 0).startswith("\0") and f"/{os.getuid()}/" in one.address("ingest", 0)
+    assert os.path.dirname(one.address("ingest", 0)) == str(one.directory)
+    assert len(one.address("report@7", 63)) < 108  # a Unix socket's name, relative to the working directory
     assert one.address("ingest", 0) != one.address("learn", 0) != one.address("learn", 1)
     monkeypatch.setenv("BEATFLOW_WORKER_RUN", "123:short")  # a guessable token is no run
     assert Run.current() is None

@@ -9,6 +9,6 @@ WORKER_RUN_ENV = "BEATFLOW_WORKER_RUN"  # set in Snakemake's onstart when this r
 
 
 def workers_wanted() -> bool:
-    """Whether the user lets jobs go to warm workers (Linux only: they listen on abstract sockets)."""
+    """Whether the user lets jobs go to warm workers (Linux only: they use pidfds and SO_PEERCRED)."""
     switch = os.environ.get(WORKER_SWITCH_ENV, "on").lower()
     return sys.platform == "linux" and switch not in ("off", "0", "false", "no")

@@ -142,8 +142,9 @@ def _end_of(worker_pid: int, worker_log) -> str:
 
 
 def _connect(run: Run, group: str, index: int) -> Channel | None:
-    """A channel to ``group``'s worker ``index``; None when none listens. Raises PermissionError when the
-    listener is not a process of this user."""
+    """A channel to ``group``'s worker ``index``; None when none listens. Raises PermissionError when the run's
+    directory is not private to this user, or the listener is not a process of this user."""
+    run.private_directory()
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.settimeout(REQUEST_TIMEOUT_S)
     try:
@@ -163,30 +164,32 @@ def _connect(run: Run, group: str, index: int) -> Channel | None:
 
 def spawn(run: Run, group: str, index: int, config: dict, warm: bool = False) -> subprocess.Popen:
     """Start worker ``index`` of slot ``group`` (it exits at once if that worker already runs); ``warm``: it
-    warms its group's rules up before its first job (:func:`~beatflow.worker.groups.preload`)."""
+    warms its group's rules up before its first job (:func:`~beatflow.worker.groups.preload`). The config goes
+    through the worker's stdin, never its command line (``/proc/PID/cmdline`` is world-readable); its log is
+    private to this user (mode 0600)."""
     path = run.log_path(group, index)
     path.parent.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in THREAD_CAPS}
     device = group_of(group)[1]
     if device is not None:
         env["CUDA_VISIBLE_DEVICES"] = device
-    with path.open("a") as out:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "beatflow.worker.server",
-                group,
-                str(index),
-                json.dumps(config),
-                "warm" if warm else "cold",
-            ],
-            stdin=subprocess.DEVNULL,
+    out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "beatflow.worker.server", group, str(index), "warm" if warm else "cold"],
+            stdin=subprocess.PIPE,
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
             start_new_session=True,
         )
+    finally:
+        os.close(out)
+    with contextlib.suppress(BrokenPipeError):  # a worker that exits at once (its name is taken) reads nothing
+        proc.stdin.write(json.dumps(config).encode())
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.close()
+    return proc
 
 
 def _start(run: Run, group: str, index: int, config: dict) -> Channel | None:

@@ -3,16 +3,20 @@ the other end of a socket, and the messages (JSON lines).
 
 A run is one Snakemake process (``owner``, its pid) and an unguessable token, both set by the Snakefile in
 ``BEATFLOW_WORKER_RUN`` (:func:`beatflow.worker.session.open_run`) and inherited by every local job. A worker
-listens on a Linux abstract Unix socket whose name holds the user, the token, its group of rules and its
-index in the group: another run, user or container never finds it, no socket file is left behind, and a name
-cannot be taken before the run exists. Both ends check the other's uid (``SO_PEERCRED``): abstract names are
-world-readable in ``/proc/net/unix``, so a name a worker gave up may be bound by anyone."""
+listens on a Unix socket file named after its group of rules and its index in the group, in the run's own
+directory (``.snakemake/beatflow/run-<owner>-<token>``, relative to the working directory: short enough for
+a socket's name), which only this user can enter (mode 0700, checked by both ends before they bind or
+connect): no other user can take a worker's name, connect to one or see one. Both ends also check the
+other's uid (``SO_PEERCRED``). A worker's keeping process removes its socket file when the worker ends, and
+the directory once it is empty."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
+import stat
 import struct
 import threading
 from dataclasses import dataclass
@@ -44,9 +48,29 @@ class Run:
     def environment(self) -> str:
         return f"{self.owner}:{self.token}"
 
+    @property
+    def directory(self) -> Path:
+        """The run's directory of worker sockets (relative to the working directory, as every process of the
+        run sees it)."""
+        return Path(".snakemake", "beatflow", f"run-{self.owner}-{self.token[:16]}")
+
+    def private_directory(self) -> Path:
+        """:attr:`directory`, created mode 0700 where absent. Raises PermissionError unless it is a directory of
+        this user that no other user can enter."""
+        self.directory.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            self.directory.mkdir(mode=0o700)
+        found = os.lstat(self.directory)
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+            raise PermissionError(
+                f"the warm workers' directory {self.directory} is not a directory of this user with mode 0700: "
+                "no job goes to a worker there; running the job here"
+            )
+        return self.directory
+
     def address(self, slot: str, index: int) -> str:
-        """The abstract socket name of worker ``index`` of ``slot`` (a group, or ``group@device``)."""
-        return f"\0beatflow-worker/{os.getuid()}/{self.token}/{slot}/{index}"
+        """The socket file of worker ``index`` of ``slot`` (a group, or ``group@device``)."""
+        return str(self.directory / f"{slot}-{index}")
 
     def log_path(self, slot: str, index: int) -> Path:
         """The worker's own log (start-up, its end, crashes); each job logs to its rule's log file."""

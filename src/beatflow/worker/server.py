@@ -1,13 +1,14 @@
-"""The warm worker: ``python -m beatflow.worker.server SLOT INDEX CONFIG_JSON warm|cold``, of the run named
-by ``BEATFLOW_WORKER_RUN``, started with the run's config by Snakemake's ``onstart`` (each group's first
+"""The warm worker: ``python -m beatflow.worker.server SLOT INDEX warm|cold``, the run's config as JSON on its
+stdin, of the run named by ``BEATFLOW_WORKER_RUN``, started by Snakemake's ``onstart`` (each group's first
 workers, ``warm``: they warm the group's rules up) or by a rule's script (:mod:`beatflow.worker.client`) that
 finds its group's workers busy, or by a worker that retires after its group's ``max_jobs`` or above its
 ``max_rss_mb`` (its successor). SLOT is a group,
 or ``group@device`` for the group's workers on one of several GPUs (started with ``CUDA_VISIBLE_DEVICES`` set
 to that device).
 
-The process binds its socket, then forks: the child is the worker, the parent only waits for it and writes
-how it ended (exit status or signal) into the worker's log, where a client whose job it was reads it.
+The process binds its socket (a file in the run's private directory, :class:`~beatflow.worker.protocol.Run`),
+then forks: the child is the worker, the parent only waits for it, writes how it ended (exit status or
+signal) into the worker's log, where a client whose job it was reads it, and removes the socket file.
 
 The worker serves one group of rules (:data:`beatflow.worker.groups.GROUPS`), loading the group's libraries
 before its first job (:func:`beatflow.worker.groups.preload`). It runs one job at a time (a client that finds
@@ -126,8 +127,8 @@ def abandon(job: Job, reason: str) -> None:
 class Worker:
     """Queues one client's job at a time for the main thread, which runs it."""
 
-    def __init__(self, run: Run, slot: str, index: int, config: str, listener: socket.socket):
-        self.group, self.listener = GROUPS[group_of(slot)[0]], listener
+    def __init__(self, run: Run, slot: str, index: int, config: str, listener: socket.socket, inode: int):
+        self.group, self.listener, self.inode = GROUPS[group_of(slot)[0]], listener, inode
         self.owner_run, self.slot, self.index, self.config = run, slot, index, config
         device = group_of(slot)[1]
         self.where = f"; warm worker {os.getpid()}" + (f" on GPU device {device}" if device else "")
@@ -208,6 +209,7 @@ class Worker:
             self.retiring = True
             self.listener.shutdown(socket.SHUT_RDWR)  # new clients go to a fresh worker
             self.listener.close()
+            unlink_own(self.owner_run.address(self.slot, self.index), self.inode)  # its successor's name
             if healthy:  # its successor loads the group's libraries now, not when the next job comes
                 from beatflow.worker.client import spawn
 
@@ -305,42 +307,84 @@ def _thread_limit(threads: int):
         yield
 
 
-def keep(worker_pid: int) -> None:
-    """Wait for the worker and write how it ended into the worker's log (the parent process's only job)."""
+def keep(worker_pid: int, address: str, inode: int) -> None:
+    """Wait for the worker, write how it ended into the worker's log and remove its socket file (the parent
+    process's only job)."""
     _, status = os.waitpid(worker_pid, 0)
     if os.WIFSIGNALED(status):
         how = f"killed by signal {os.WTERMSIG(status)} ({signal.Signals(os.WTERMSIG(status)).name})"
     else:
         how = f"exit status {os.WEXITSTATUS(status)}"
+    unlink_own(address, inode)
+    with contextlib.suppress(OSError):  # the run's last worker: its directory goes too
+        os.rmdir(os.path.dirname(address))
     print(f"worker {worker_pid} ended: {how}", file=sys.stderr, flush=True)
 
 
+def unlink_own(address: str, inode: int) -> None:
+    """Remove the socket file ``address`` if it is still the one this worker bound (``inode``), not a
+    successor's."""
+    with contextlib.suppress(OSError):
+        if os.lstat(address).st_ino == inode:
+            os.unlink(address)
+
+
+def bind(run: Run, address: str) -> socket.socket | None:
+    """A listening socket at ``address`` in the run's private directory; None when it cannot listen there
+    (another worker of the run does). A socket file nobody listens on (its keeper was killed) is replaced."""
+    run.private_directory()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    for attempt in range(2):
+        try:
+            listener.bind(address)
+            listener.listen(16)
+            return listener
+        except OSError as exc:
+            error = exc
+        if attempt or not nobody_listens(address):
+            break
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(address)
+    listener.close()
+    print(f"{address}: its address is taken ({error}): another worker of the run holds it", file=sys.stderr)
+    return None
+
+
+def nobody_listens(address: str) -> bool:
+    """Whether ``address`` is a socket file that no process listens on."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(address)
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
-    group, index, config, warm = argv or sys.argv[1:]
+    group, index, warm = argv or sys.argv[1:]
+    config = sys.stdin.read()
     run = Run.current()
     if run is None:
         sys.exit("beatflow.worker.server: BEATFLOW_WORKER_RUN names no run")
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        listener.bind(run.address(group, int(index)))
-    except OSError as exc:
-        print(
-            f"group {group} #{index}: its address is taken ({exc}): another worker of the run holds it",
-            file=sys.stderr,
-            flush=True,
-        )
+    address = run.address(group, int(index))
+    listener = bind(run, address)
+    if listener is None:
         return
-    listener.listen(16)
+    inode = os.lstat(address).st_ino
     sys.stderr.flush()
     worker_pid = os.fork()
     if worker_pid:
         listener.close()
-        keep(worker_pid)
+        keep(worker_pid, address, inode)
         return
     faulthandler.enable()
     os.nice(GROUPS[group_of(group)[0]].niceness)
     try:
-        worker = Worker(run, group, int(index), config, listener)
+        worker = Worker(run, group, int(index), config, listener, inode)
     except ProcessLookupError:
         print(f"Snakemake process {run.owner} is gone: exiting", file=sys.stderr)
         return
