@@ -305,11 +305,12 @@ def write_evaluation(record: str, truth_path, scores_path, signal_path, out_path
     """Read the inputs, evaluate, write ``evaluation.json`` atomically and return the figures."""
     from beatflow.errors import BeatflowError
     from beatflow.io.atomic import atomic_path
-    from beatflow.io.tables import read_frame, signal_info
+    from beatflow.io.tables import read_frame, signal_info, signal_samples
     from beatflow.io.truth import is_annotation_file, read_truth
 
+    length = signal_samples(signal_path)
     try:
-        truth, excluded = read_truth(truth_path)
+        truth, excluded = read_truth(truth_path, length)
     except BeatflowError as exc:
         raise BeatflowError(exc.problem, record=record, path=str(truth_path)) from exc
     fs, _ = signal_info(signal_path)

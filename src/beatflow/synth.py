@@ -18,7 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from beatflow.errors import BeatflowError
+
 LEADS = ("MLII", "V1")
+MIN_DURATION_S = 10.0  # a few beats: the first comes after 0.5 s, none in the last 0.5 s
 
 # Waves per beat kind: (name, centre in s from the R peak, width in s, amplitude per lead in mV).
 # The T wave centre is scaled by sqrt(RR) (Bazett); P is absent in V beats.
@@ -175,7 +178,18 @@ def _noise(n: int, spec: SynthSpec, rng: np.random.Generator) -> np.ndarray:
 
 
 def generate(spec: SynthSpec) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-    """Return ``(leads, r_peak_samples, labels)``; ``leads`` maps lead name to a float32 signal in mV."""
+    """Return ``(leads, r_peak_samples, labels)``; ``leads`` maps lead name to a float32 signal in mV.
+
+    Raises
+    ------
+    BeatflowError
+        When the record would be shorter than :data:`MIN_DURATION_S` or ``fs`` is not positive.
+    """
+    if not (spec.duration_s >= MIN_DURATION_S and spec.fs > 0):
+        raise BeatflowError(
+            f"a synthetic record lasts at least {MIN_DURATION_S:g} s ({MIN_DURATION_S / 3600:.4f} h) at a positive "
+            f"fs; asked for {spec.duration_s:g} s at {spec.fs:g} Hz"
+        )
     rng = np.random.default_rng(spec.seed)
     n = round(spec.duration_s * spec.fs)
     beat_times, labels = rr_series(spec, rng)
@@ -218,7 +232,10 @@ def main(argv=None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sheet", type=Path, help="also write a records sheet naming this record")
     a = p.parse_args(argv)
-    write_record(SynthSpec(duration_s=a.hours * 3600, fs=a.fs, seed=a.seed), a.csv, a.truth)
+    try:
+        write_record(SynthSpec(duration_s=a.hours * 3600, fs=a.fs, seed=a.seed), a.csv, a.truth)
+    except BeatflowError as exc:
+        p.error(str(exc))
     if a.sheet:
         a.sheet.write_text(
             "record\tpath\tfs\tleads\ttruth\n"

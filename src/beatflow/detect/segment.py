@@ -26,6 +26,9 @@ from beatflow.errors import BeatflowError
 
 log = logging.getLogger("beatflow")
 
+PLAUSIBLE_RR_S = (0.3, 2.0)  # a record's median RR outside this (200 or 30 bpm): likely a wrong fs
+PLAUSIBLE_QRS_S = (0.01, 0.2)  # median QRS width at half its height (real records: 0.02-0.05 s)
+
 
 def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, second=None) -> np.ndarray:
     """R-peak sample indices of the signal ``x``.
@@ -211,3 +214,26 @@ def segment(record: str, inputs: dict, outputs: dict, p: SegmentParams, backend,
         60 * (len(peaks) - 1) / ((peaks[-1] - peaks[0]) / fs),
         leads[0],
     )
+    rr_s, qrs_s = float(np.median(np.diff(peaks))) / fs, qrs_width_s(x, peaks, fs, backend)
+    if not (PLAUSIBLE_RR_S[0] <= rr_s <= PLAUSIBLE_RR_S[1] and PLAUSIBLE_QRS_S[0] <= qrs_s <= PLAUSIBLE_QRS_S[1]):
+        log.warning(
+            "segment %s: median RR %.3f s (%.0f bpm) and median QRS width %.0f ms are implausible at the stated "
+            "%g Hz: is the record's sampling rate right?",
+            record,
+            rr_s,
+            60 / rr_s,
+            1000 * qrs_s,
+            fs,
+        )
+
+
+def qrs_width_s(x, peaks: np.ndarray, fs: float, backend) -> float:
+    """The median width (s) of the QRS complexes at half their height, over up to 500 beats spread over the
+    record (the first lead, from its median in 0.3 s around each peak)."""
+    half = max(2, int(0.15 * fs))
+    inside = peaks[(peaks >= half) & (peaks < x.shape[0] - half)]
+    chosen = inside[np.linspace(0, len(inside) - 1, min(len(inside), 500)).astype(np.int64)]
+    windows = backend.to_host(x[backend.xp.asarray(chosen[:, None] + np.arange(-half, half + 1))])
+    height = np.abs(windows - np.median(windows, axis=1, keepdims=True))
+    above = height >= height[:, half : half + 1] / 2
+    return float(np.median(np.argmin(above[:, half:], axis=1) + np.argmin(above[:, half::-1], axis=1))) / fs

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import gzip
 import logging
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
-from beatflow.errors import BeatflowError
+from beatflow.errors import BeatflowError, read_failure
 from beatflow.io.sheet import parse_start
 from beatflow.io.signal_checks import check_clipping, fill_gaps
 from beatflow.io.tables import write_signal
@@ -24,6 +25,7 @@ from beatflow.params import FromConfig
 
 log = logging.getLogger("beatflow")
 
+READ_ERRORS = (OSError, EOFError, ValueError, zlib.error, pa.ArrowException)  # UnicodeDecodeError: a ValueError
 TIME = "time_s"
 FS_TOLERANCE = 0.01  # relative disagreement allowed between the sheet's fs and the time_s column
 
@@ -31,7 +33,7 @@ FS_TOLERANCE = 0.01  # relative disagreement allowed between the sheet's fs and 
 def csv_header(path: Path) -> list[str]:
     """Column names from the first line of a CSV or CSV.gz file."""
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
+    with opener(path, "rt", encoding="utf-8") as f:
         line = f.readline().strip()
     if not line:
         raise BeatflowError("the file is empty (no header line)")
@@ -127,6 +129,8 @@ def resolve_fs(fs: float | None, time_s, xp=np, file_fs: float | None = None) ->
     """The sampling rate: the file's own (WFDB, EDF) or the sheet's ``fs``, checked against ``time_s`` and
     against each other when both are given."""
     if file_fs is not None:
+        if not (np.isfinite(file_fs) and file_fs > 0):
+            raise BeatflowError(f"the file states a sampling rate of {file_fs:g} Hz; it must be positive")
         if fs is not None and np.isfinite(fs) and abs(file_fs - fs) > FS_TOLERANCE * fs:
             raise BeatflowError(f"fs={fs:g} in the records sheet disagrees with the file's {file_fs:g} Hz")
         return file_fs
@@ -202,7 +206,10 @@ def ingest(
     xp = backend.xp
     try:
         log.info("ingest %s: reading %s", record, path.resolve())
-        columns, chosen, file_fs = read_source(path, leads, backend.gpu)
+        try:
+            columns, chosen, file_fs = read_source(path, leads, backend.gpu)
+        except READ_ERRORS as exc:  # what the readers' own checks did not catch: a file that cannot be read
+            raise BeatflowError(f"cannot read the file: {read_failure(exc)}") from exc
         began = parse_start(start) if start else recorded_start(path)
         rows = len(columns[chosen[0]])
         if rows < 2:

@@ -22,6 +22,19 @@ from beatflow.errors import BeatflowError
 log = logging.getLogger("beatflow")
 
 WFDB_SUFFIX = ".hea"
+WFDB_BITS = {
+    "8": 8,
+    "16": 16,
+    "24": 24,
+    "32": 32,
+    "61": 16,
+    "80": 8,
+    "160": 16,
+    "212": 12,
+    "310": 32 / 3,
+    "311": 32 / 3,
+}
+# bits per sample of WFDB's uncompressed signal formats (310 and 311: three samples in 32 bits); FLAC ones vary
 EDF_SUFFIXES = (".edf", ".bdf")
 TO_MV = {"mv": 1.0, "uv": 1e-3, "µv": 1e-3, "μv": 1e-3, "v": 1e3}  # unknown units are kept as they are
 
@@ -87,6 +100,10 @@ def read_wfdb(path: Path, leads: list[str] | None) -> tuple[dict, list[str], flo
         header = wfdb.rdheader(name, rd_segments=True)
     except Exception as exc:  # wfdb raises ValueError, IndexError, … on a malformed header
         raise BeatflowError(f"cannot parse the WFDB header {header_file}: {exc}") from exc
+    check_rate(header_file)
+    segments = [s for s in header.segments if s is not None] if isinstance(header, wfdb.MultiRecord) else [header]
+    for segment in segments:
+        check_signal_files(segment, header_file.parent)
     if isinstance(header, wfdb.MultiRecord):  # the signals are described by the (layout) segment headers
         header = next((s for s in header.segments if s is not None and s.sig_name), header)
     names = list(header.sig_name or [])
@@ -109,6 +126,49 @@ def read_wfdb(path: Path, leads: list[str] | None) -> tuple[dict, list[str], flo
     signals = {n: in_millivolts(record.p_signal[:, k], units[k]) for k, n in enumerate(chosen_names)}
     log.info("WFDB record %s: %d signal(s) at %g Hz, units %s", name, len(chosen), record.fs, units)
     return signals, chosen_names, float(record.fs)
+
+
+def check_rate(header_file: Path) -> None:
+    """The sampling rate the header's record line states (``wfdb`` reads 0 as given and drops a minus sign):
+    a positive finite number, or absent (WFDB's default, 250 Hz)."""
+    lines = [line.split() for line in header_file.read_text(errors="replace").splitlines()]
+    record = next((tokens for tokens in lines if tokens and not tokens[0].startswith("#")), [])
+    if len(record) < 3:
+        return
+    stated = record[2].split("/")[0].split("(")[0]
+    try:
+        fs = float(stated)
+    except ValueError:
+        fs = float("nan")
+    if not (np.isfinite(fs) and fs > 0):
+        raise BeatflowError(f"the WFDB header {header_file} states a sampling rate of {stated} Hz; it must be positive")
+
+
+def check_signal_files(header, directory: Path) -> None:
+    """Each signal file of a (single-segment) WFDB header holds what the header promises: its signals'
+    samples per frame × the record's length in the file's format. A header that names fewer or more signals,
+    or a wrong length, otherwise reads as a wrong signal (a halved heart rate) or fails deep in ``wfdb``."""
+    if not header.sig_len or not header.file_name:
+        return  # no length stated: wfdb takes it from the file
+    per_frame = header.samps_per_frame or [1] * len(header.file_name)
+    offsets = header.byte_offset or [None] * len(header.file_name)
+    files: dict[str, list] = {}
+    for name, fmt, spf, offset in zip(header.file_name, header.fmt, per_frame, offsets, strict=True):
+        files.setdefault(name, []).append((fmt, spf or 1, offset or 0))
+    for name, signals in files.items():
+        path = directory / name
+        if name == "~" or not path.is_file() or any(fmt not in WFDB_BITS for fmt, _, _ in signals):
+            continue  # a missing file is read_wfdb's error; a compressed (FLAC) format is not checked
+        frame_bits = sum(WFDB_BITS[fmt] * spf for fmt, spf, _ in signals)
+        expected = int(np.ceil(header.sig_len * frame_bits / 8))
+        held = path.stat().st_size - signals[0][2]
+        if abs(held - expected) >= max(1, frame_bits / 8):
+            formats = "/".join(sorted({fmt for fmt, _, _ in signals}))
+            raise BeatflowError(
+                f"the WFDB header {directory / header.record_name}.hea does not fit its signal file {path}: "
+                f"{len(signals)} signal(s) of {header.sig_len} samples in format {formats} make {expected} "
+                f"bytes, the file holds {held}; is the header's number of signals or length wrong?"
+            )
 
 
 def read_edf(path: Path, leads: list[str] | None) -> tuple[dict, list[str], float]:

@@ -1,9 +1,9 @@
 """Signal checks at ingest: gaps of missing / NaN / Inf samples, and clipping at the amplifier's rails.
 
 Policy (documented in docs/design.md): gaps up to ``max_gap_s`` are filled by linear interpolation and
-reported; a longer gap is an error (interpolating it would invent heartbeats). A lead with more than
-``max_clipped_fraction`` of its samples in flat runs at its minimum or maximum value is an error; any clipping above
-0.1 % is a warning.
+reported; a longer gap is an error (interpolating it would invent heartbeats). A flat lead (one value
+throughout) is an error, and so is a lead with more than ``max_clipped_fraction`` of its samples in flat runs
+at its minimum or maximum value; any clipping above 0.1 % is a warning.
 """
 
 from __future__ import annotations
@@ -51,9 +51,13 @@ def fill_gaps(values, fs: float, max_gap_s: float, lead: str, xp):
 
 def check_clipping(values, max_fraction: float, lead: str, xp) -> float:
     """Fraction of samples in flat runs (two or more) at the lead's minimum or maximum; raise above
-    ``max_fraction``. A single extreme sample (an R peak) is not clipping; a flat top is."""
+    ``max_fraction``, or when the lead is flat (one value throughout). A single extreme sample (an R peak) is
+    not clipping; a flat top is."""
+    low, high = float(values.min()), float(values.max())
+    if low == high:
+        raise BeatflowError(f"lead {lead!r} is flat: every sample is {low:g} (a lead that is not connected?)")
     clipped = xp.zeros(values.shape[0], dtype=bool)
-    for rail in (values >= values.max(), values <= values.min()):
+    for rail in (values >= high, values <= low):
         pair = rail[1:] & rail[:-1]
         clipped[1:] |= pair
         clipped[:-1] |= pair

@@ -36,6 +36,14 @@ def signal_info(path) -> tuple[float, list[str]]:
     return float(meta[FS_KEY]), list(schema.names)
 
 
+def signal_samples(path) -> int:
+    """Samples per lead of a ``signal.parquet`` (its rows, from the footer)."""
+    try:
+        return pq.read_metadata(path).num_rows
+    except (pa.ArrowException, OSError) as exc:
+        raise BeatflowError(f"not a readable parquet file ({exc})", path=str(path)) from exc
+
+
 def signal_start(path) -> datetime | None:
     """The recording's start of a ``signal.parquet`` (its ``start`` metadata), or None when unknown."""
     meta = read_schema(path).metadata or {}

@@ -9,11 +9,12 @@ leaves them out of the detection figures.
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import numpy as np
 
-from beatflow.errors import BeatflowError
+from beatflow.errors import BeatflowError, read_failure
 
 AAMI_CLASSES = {
     "N": "N",
@@ -32,6 +33,7 @@ AAMI_CLASSES = {
     "f": "Q",
     "Q": "Q",
 }
+SHOWN_ROWS = 10  # bad rows named in a message, at most
 VF_RHYTHM = "(VF"  # the rhythm annotations (VFL (flutter) and (VF (fibrillation) open a VF episode
 CSV_SUFFIXES = (".csv", ".gz")
 
@@ -41,31 +43,51 @@ def is_annotation_file(path: Path) -> bool:
     return path.suffix.lower() not in CSV_SUFFIXES
 
 
-def read_truth(path) -> tuple:
+def read_truth(path, length: int | None = None) -> tuple:
     """``(table, excluded)``: a DataFrame with ``sample`` (int64), ``label`` (the class: ``N`` normal) and
     ``symbol`` (the annotation's own symbol, or the label), and ``[k, 2]`` int64 sample intervals
-    ``[start, end)`` excluded from detection figures (empty for a CSV)."""
+    ``[start, end)`` excluded from detection figures (empty for a CSV). With ``length`` (the record's samples),
+    every annotation must lie inside the record, or the error names those that do not."""
     path = Path(path)
     if not path.exists():
         raise BeatflowError("truth file not found")
-    return read_annotations(path) if is_annotation_file(path) else read_truth_csv(path)
+    return read_annotations(path, length) if is_annotation_file(path) else read_truth_csv(path, length)
 
 
-def read_truth_csv(path: Path) -> tuple:
+def check_inside(samples: np.ndarray, length: int | None, rows: np.ndarray, what: str) -> None:
+    """Raise naming the ``rows`` (as the user counts them) of ``samples`` outside ``[0, length)``."""
+    upper = np.iinfo(np.int64).max if length is None else length
+    bad = (samples < 0) | (samples >= upper)
+    if bad.any():
+        shown = ", ".join(f"{row} ({sample})" for row, sample in zip(rows[bad][:SHOWN_ROWS], samples[bad][:SHOWN_ROWS]))
+        more = f" and {int(bad.sum()) - SHOWN_ROWS} more" if bad.sum() > SHOWN_ROWS else ""
+        span = f"the record's samples 0 to {length - 1}" if length is not None else "the record (negative)"
+        raise BeatflowError(
+            f"the truth does not fit the record: {int(bad.sum())} {what} outside {span}: {what} (sample) "
+            f"{shown}{more}; is it another record's truth?"
+        )
+
+
+def read_truth_csv(path: Path, length: int | None = None) -> tuple:
     import pandas as pd
 
     try:
         truth = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise BeatflowError(f"cannot read the truth file ({exc})") from exc
+    except (OSError, EOFError, ValueError, zlib.error) as exc:
+        raise BeatflowError(f"cannot read the truth file: {read_failure(exc)}") from exc
     if not {"sample", "label"} <= set(truth.columns):
         raise BeatflowError(f"truth needs columns sample and label, has {list(truth.columns)}")
-    table = pd.DataFrame({"sample": truth["sample"].to_numpy(np.int64), "label": truth["label"].astype(str)})
+    try:
+        samples = truth["sample"].to_numpy(np.int64)
+    except (ValueError, TypeError) as exc:
+        raise BeatflowError(f"the truth's sample column holds values that are not whole numbers ({exc})") from exc
+    check_inside(samples, length, np.arange(len(samples)) + 2, "line(s)")  # line 1: the header
+    table = pd.DataFrame({"sample": samples, "label": truth["label"].astype(str)})
     table["symbol"] = table["label"]
     return table, np.empty((0, 2), dtype=np.int64)
 
 
-def read_annotations(path: Path) -> tuple:
+def read_annotations(path: Path, length: int | None = None) -> tuple:
     import pandas as pd
     import wfdb
 
@@ -75,6 +97,7 @@ def read_annotations(path: Path) -> tuple:
     except Exception as exc:  # wfdb raises ValueError, IndexError, … on a file that is not an annotation file
         raise BeatflowError(f"cannot read the WFDB annotation file: {type(exc).__name__}: {exc}") from exc
     samples = np.asarray(ann.sample, dtype=np.int64)
+    check_inside(samples, length, np.arange(len(samples)) + 1, "annotation(s)")
     symbols = np.asarray(ann.symbol, dtype=object)
     aux = [(note or "").rstrip("\x00") for note in (ann.aux_note or [""] * len(samples))]
     beat = np.array([s in AAMI_CLASSES for s in symbols], dtype=bool)
