@@ -220,6 +220,7 @@ SHEET_HEADER = "record\tpath\tfs\tleads\ttruth\n"
         (SHEET_HEADER + "a\tx.csv\t250\t\t\na\ty.csv\t250\t\t\n", "duplicate record names ['a']"),
         (SHEET_HEADER + "../etc\tx.csv\t250\t\t\n", "record '../etc' (row 1): the name must match [A-Za-z0-9_.-]+"),
         ("record\tfs\na\t250\n", "missing column(s) ['path']"),
+        ("", "records sheet config/records.tsv: not a tab-separated table with a header"),
         (SHEET_HEADER + "a\tx.txt\t250\t\t\n", "x.txt"),
         (SHEET_HEADER + "a\tx.csv\t-3\t\t\n", "-3"),
     ],

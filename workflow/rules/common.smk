@@ -111,7 +111,10 @@ def load_records(sheet_path):
     problem of a sheet with rows (beatflow.io.sheet) is refused at once, one line each, before any job."""
     if not Path(sheet_path).exists():
         raise WorkflowError(f"records sheet {sheet_path} not found (config key 'records')")
-    sheet = pd.read_csv(sheet_path, sep="\t", comment="#", dtype=str, keep_default_na=False).map(str.strip)
+    try:
+        sheet = pd.read_csv(sheet_path, sep="\t", comment="#", dtype=str, keep_default_na=False).map(str.strip)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise WorkflowError(f"records sheet {sheet_path}: not a tab-separated table with a header ({exc})") from None
     rules = [Path(workflow.main_snakefile), *Path(workflow.basedir, "workflow", "rules").glob("*.smk")]
     reserved = rule_names(rules)
     problems = sheet_problems(list(sheet.columns), sheet.to_dict("records"), reserved)

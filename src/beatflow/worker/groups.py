@@ -80,10 +80,12 @@ GROUPS = {
             "beatflow.report.pages",
             "beatflow.report.strips",
             "beatflow.holter",
+            "beatflow.holter.annotations",
             "beatflow.holter.figure",
             *TABLES,
             "matplotlib.backends.backend_agg",
             "scipy.signal",
+            "wfdb",  # beats.atr (beatflow.holter.annotations)
         ),
         max_jobs=12,
         max_rss_mb=1024,
