@@ -12,7 +12,7 @@ from beatflow.errors import BeatflowError
 from beatflow.holter.af import detect_af, detector_output, median3
 from beatflow.holter.agreement import agreement, gross, overlaps
 from beatflow.holter.reference import rhythm_episodes
-from beatflow.holter.summary import cycles_time, merge_intervals, overlap_length, summary_from_beats, total_length
+from beatflow.holter.summary import cycles_times, merge_intervals, overlap_length, summary_from_beats, total_length
 
 MITDB = Path(__file__).resolve().parents[2] / "shared" / "mitdb"
 
@@ -98,11 +98,34 @@ def test_runs_couplets_isolated():
 
 def test_bigeminy_and_trigeminy_time():
     t = regular(30)
+    patterns = (("N", "V"), ("N", "N", "V"))
     c = np.array(list("NNVNVNVNVNN" + "NNVNNVNNVNNV" + "NNNNNNN"))
-    assert cycles_time(t, c, ("N", "V")) == pytest.approx(t[9] - t[1])  # 4 cycles from beat 1, to the next beat
-    assert cycles_time(t, c, ("N", "N", "V")) == pytest.approx(t[23] - t[11])  # 4 cycles from beat 11
-    assert cycles_time(t, np.array(list("NVNVNNNN")), ("N", "V")) == 0.0  # 2 cycles are not bigeminy
-    assert cycles_time(t[:6], np.array(list("NVNVNV")), ("N", "V")) == pytest.approx(t[5] - t[0])  # at the end
+    # 4 cycles from beat 1 to its last V (beat 8); 4 cycles from beat 11 to its last V (beat 22)
+    assert cycles_times(t, c, patterns) == pytest.approx([t[8] - t[1], t[22] - t[11]])
+    assert cycles_times(t, np.array(list("NVNVNNNN")), patterns) == [0.0, 0.0]  # 2 cycles are not bigeminy
+    assert cycles_times(t[:6], np.array(list("NVNVNV")), patterns) == pytest.approx([t[5] - t[0], 0.0])
+
+
+def test_bigeminy_and_trigeminy_not_double_counted():
+    # trigeminy ×3 then bigeminy ×3: the trigeminy's last "NV" also opens a fourth bigeminy cycle; bigeminy
+    # takes it (as the MIT-BIH annotators do), the trigeminy left has two cycles: each beat counts once
+    c = np.array(list("NN" + "NNV" * 3 + "NV" * 3 + "NNNN"))
+    t = regular(len(c))
+    assert cycles_times(t, c, (("N", "V"), ("N", "N", "V"))) == pytest.approx([t[16] - t[9], 0.0])
+    c = np.array(list("NN" + "NNV" * 4 + "NV" * 3 + "NNNN"))  # one more trigeminy cycle: both, disjoint
+    t = regular(len(c))
+    v = summary_from_beats("r", t, c, t[-1] + 0.5)["ventricular"]
+    assert (v["trigeminy_s"], v["bigeminy_s"]) == (t[10] - t[2], t[19] - t[12])
+
+
+@pytest.mark.skipif(not (MITDB / "119.atr").exists(), reason="MIT-BIH DS1 not available")
+def test_mitdb_119_bigeminy_and_trigeminy_near_the_annotated_rhythms():
+    # the annotators' (B and (T episodes of 119 total 235.3 s and 214.2 s (aux_note rhythm labels)
+    from beatflow.holter.reference import reference_summary
+
+    v = reference_summary(MITDB / "119.atr")["ventricular"]
+    assert v["bigeminy_s"] == pytest.approx(235.3, rel=0.1)  # 268.7 s when it ran to the next beat and shared
+    assert v["trigeminy_s"] == pytest.approx(214.2, rel=0.1)  # 268.2 s
 
 
 # ------------------------------------------------------------------ HRV

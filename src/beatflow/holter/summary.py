@@ -25,8 +25,9 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
   ``tachycardia``: the runs at :data:`TACHYCARDIA_BPM` or faster, ``VT`` (V) and ``SVT`` (S), in time order. ``beats``
   counts every beat. ``couplets_list`` (an addition to the contract) gives each
   couplet's ``start_s`` / ``end_s``, for the evaluation's overlap matching.
-- Bigeminy (N-V)×k and trigeminy (N-N-V)×k, k ≥ 3: time from the first beat of the first cycle to the beat after
-  the last cycle (to its last beat at the record's end).
+- Bigeminy (N-V)×k and trigeminy (N-N-V)×k, k ≥ 3: time from the first beat of the first cycle to the last
+  beat of the last cycle (the V, where the MIT-BIH annotators end a ``(B`` or ``(T`` episode); a beat belongs to
+  one pattern at most, bigeminy taking its beats first (:func:`cycles_times`: the two never overlap).
 - Pauses: every analysable RR interval ≥ 2.0 s; with the signal at hand, not one that holds a missed beat:
   on any lead readable all through the interval, band-passed 5–20 Hz (the QRS band), the largest absolute
   value inside the interval (from 250 ms after its first beat to 250 ms before its last) reaches
@@ -192,15 +193,20 @@ def class_runs(time_s, classes, cls: str) -> dict:
     return {"isolated": isolated, "couplets": len(couplets), "runs": runs, "couplets_list": couplets}
 
 
-def cycles_time(time_s, classes, pattern: tuple[str, ...], min_cycles: int = 3) -> float:
-    """Total time of the stretches of ≥ ``min_cycles`` consecutive repetitions of ``pattern`` (one regular
-    expression over the class string: linear in the number of beats)."""
+def cycles_times(time_s, classes, patterns, min_cycles: int = 3) -> list[float]:
+    """Total time of each pattern's stretches of ≥ ``min_cycles`` consecutive repetitions, each from its first
+    beat to its last (the last cycle's last beat). The patterns take their beats in the order given, each
+    leaving its stretches' beats out of the next one's (a regular expression over the class string, linear in
+    the beats): a beat belongs to one pattern's stretch at most, and in ``(NNV)×3 (NV)×3`` the shared ``NV``
+    opens bigeminy (four cycles) when bigeminy comes first, as the MIT-BIH annotators' ``(B`` episodes do."""
     text = "".join(classes.tolist())
-    expr = re.compile("(?:" + "".join(pattern) + "){%d,}" % min_cycles)
-    n, total = len(classes), 0.0
-    for m in expr.finditer(text):
-        total += float(time_s[min(m.end(), n - 1)] - time_s[m.start()])
-    return total
+    totals = []
+    for pattern in patterns:
+        expr = re.compile("(?:%s){%d,}" % ("".join(pattern), min_cycles))
+        spans: list[tuple[int, int]] = []
+        text = expr.sub(lambda m: spans.append(m.span()) or "-" * len(m.group()), text)
+        totals.append(float(sum(time_s[e - 1] - time_s[s] for s, e in spans)))
+    return totals
 
 
 def nn_intervals(time_s, classes, valid) -> np.ndarray:
@@ -409,8 +415,8 @@ def ectopy_sections(t, c, excluded) -> tuple[dict, dict]:
         inside |= (t >= s0) & (t < e0)
     ce = np.where(inside, "-", c)
     ventricular = class_runs(t, ce, "V")
-    ventricular["bigeminy_s"] = _num(cycles_time(t, ce, ("N", "V")), 1)
-    ventricular["trigeminy_s"] = _num(cycles_time(t, ce, ("N", "N", "V")), 1)
+    bigeminy_s, trigeminy_s = cycles_times(t, ce, (("N", "V"), ("N", "N", "V")))
+    ventricular["bigeminy_s"], ventricular["trigeminy_s"] = _num(bigeminy_s, 1), _num(trigeminy_s, 1)
     return ventricular, class_runs(t, ce, "S")
 
 
