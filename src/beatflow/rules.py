@@ -70,9 +70,13 @@ def plot(job: Job) -> None:
 def holter(job: Job) -> None:
     from beatflow.holter import write_holter
     from beatflow.holter.figure import write_heart_rate_figure
+    from beatflow.holter.summary import read_beats
 
-    summary = write_holter(job.record, job.input.scores, job.input.signal, job.output.summary)
-    write_heart_rate_figure(summary, Path(job.output.heart_rate_png).with_suffix(""))
+    summary = write_holter(
+        job.record, job.input.scores, job.input.signal, job.output.summary, annotations_path=job.output.annotations
+    )
+    beats = read_beats(job.record, job.input.scores)
+    write_heart_rate_figure(summary, Path(job.output.heart_rate_png).with_suffix(""), beats)
 
 
 def holter_report(job: Job) -> None:

@@ -40,6 +40,23 @@ def load_summary(path: Path) -> dict:
     raise BeatflowError("not found", path=str(path))
 
 
+def load_beats(path: Path):
+    """``(time_s, class)`` of the beats behind the summary named by ``path``, for the heart-rate figure's band:
+    the ``scores.parquet`` of a results folder (or beside a ``holter.json``), or a WFDB annotation file's beats;
+    None where there is none."""
+    if not path.is_dir() and path.suffix != ".json":
+        from beatflow.holter.reference import read_reference
+
+        ref = read_reference(path)
+        return ref["time_s"], ref["classes"]
+    folder = path if path.is_dir() else path.parent
+    if not (folder / "scores.parquet").exists():
+        return None
+    from beatflow.holter.summary import read_beats
+
+    return read_beats(folder.name, folder / "scores.parquet")
+
+
 def _bpm(x) -> str:
     return "—" if x is None else f"{x:.0f} bpm"
 
@@ -212,7 +229,7 @@ def main(argv=None) -> int:
     if args.figure:
         from beatflow.holter.figure import write_heart_rate_figure
 
-        write_heart_rate_figure(summary, args.figure)
+        write_heart_rate_figure(summary, args.figure, load_beats(args.path))
     return 0
 
 

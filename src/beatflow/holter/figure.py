@@ -1,138 +1,236 @@
-"""The heart-rate trend of a whole record from its ``holter.json``: per minute the mean rate (line) and the
-slowest-to-fastest beat-to-beat rate (band), AF episodes shaded, ventricular and supraventricular runs marked at
-their rate; time from the record's start as HH:MM. Holoviews with the bokeh and matplotlib renderers, saved as
-HTML and PNG like every report figure (:func:`beatflow.report.plots.save`)."""
+"""The heart-rate trend of a whole record from its ``holter.json`` and its beats: per minute the mean rate
+(line, ``holter.json``'s minutes) and the slowest-to-fastest rate of its sinus (N–N) intervals (band: a
+premature beat's intervals left out), artefact and AF episodes shaded, tachycardia episodes (VT, SVT) and the
+slower runs marked at their rate; clock times on the axis when the start is known (elapsed otherwise).
+Holoviews with the bokeh and matplotlib renderers, saved as HTML and PNG like every report figure
+(:func:`beatflow.report.plots.save`); the legend sits outside the plot and lists only what is drawn."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from beatflow.holter.clock import axis_label, ticks
+from beatflow.holter.summary import TACHYCARDIA_BPM, analysable, minute_table
 from beatflow.report.colours import CLASS_COLOURS
-from beatflow.timefmt import clock
+
+TICK_STEPS_S = (300, 600, 900, 1800, 3600, 7200, 10800, 14400)
+MEAN_COLOUR, BAND_COLOUR, AF_COLOUR, ARTEFACT_COLOUR = "navy", "steelblue", "orange", "#999999"
+BAND_ALPHA, SHADE_ALPHA = 0.3, 0.25
 
 
-def time_ticks(duration_s: float, max_ticks: int = 12) -> list[tuple[float, str]]:
-    """``(hours, "HH:MM")`` ticks at a round step (5 min … 4 h) that gives at most ``max_ticks`` ticks."""
-    steps_min = (5, 10, 15, 30, 60, 120, 180, 240)
-    total_min = max(duration_s / 60.0, 1.0)
-    step = next((s for s in steps_min if total_min // s + 1 <= max_ticks), steps_min[-1])
-    return [(m / 60.0, clock(m * 60.0)[:5]) for m in range(0, int(total_min) + 1, step)]
+@dataclass
+class Mark:
+    """A run class drawn as a scatter: its legend ``label``, colour, and bokeh / matplotlib marker."""
+
+    label: str
+    colour: str
+    bokeh: str
+    matplotlib: str
 
 
-def _run_marks(hv, runs: dict[str, list[dict]], x: str, y: str):
-    """The ventricular and supraventricular runs as scatters at their start and rate, in their class colours."""
-
-    def scatter(kind: str, label: str):
-        part = runs[kind]
-        points = ([r["start_s"] / 3600.0 for r in part], [r["rate_bpm"] or np.nan for r in part])
-        return hv.Scatter(points, x, y, label=label)
-
-    v = scatter("ventricular", "V runs (≥ 3)").opts(
-        hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="bokeh"),
-        hv.opts.Scatter(color=CLASS_COLOURS["V"], backend="matplotlib"),
-    )
-    s = scatter("supraventricular", "S runs (≥ 3)").opts(
-        hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="^", backend="matplotlib"),
-        hv.opts.Scatter(color=CLASS_COLOURS["S"], marker="triangle", backend="bokeh"),
-    )
-    return v, s
+MARKS = {
+    "VT": Mark(f"VT (≥ 3 V at ≥ {TACHYCARDIA_BPM:.0f} bpm)", CLASS_COLOURS["V"], "triangle", "^"),
+    "SVT": Mark(f"SVT (≥ 3 S at ≥ {TACHYCARDIA_BPM:.0f} bpm)", CLASS_COLOURS["S"], "triangle", "^"),
+    "V": Mark(f"V run under {TACHYCARDIA_BPM:.0f} bpm", CLASS_COLOURS["V"], "circle", "o"),
+    "S": Mark(f"S run under {TACHYCARDIA_BPM:.0f} bpm", CLASS_COLOURS["S"], "circle", "o"),
+}
+MEAN_LABEL = "per minute: mean rate"
+BAND_LABEL = "per minute: slowest–fastest sinus (N–N) beat"
+AF_LABEL = "AF/flutter"
+ARTEFACT_LABEL = "artefact (no lead readable)"
 
 
-def _title(summary: dict, n_episodes: int, runs: dict[str, list[dict]]) -> str:
-    """The figure's title: record, mean rate, AF episodes and burden, run counts."""
-    hr = summary["heart_rate"]
+def time_ticks(duration_s: float, start: str | None = None, max_ticks: int = 12) -> list[tuple[float, str]]:
+    """``(hours from the start, "HH:MM")`` ticks at round clock times (elapsed without a start), 5 min … 4 h
+    apart, at most ``max_ticks``."""
+    return [(s / 3600.0, label) for s, label in ticks(0.0, duration_s, start, max_ticks, TICK_STEPS_S)]
+
+
+def sinus_band(summary: dict, time_s, classes) -> tuple[np.ndarray, np.ndarray]:
+    """``(slowest, fastest)`` bpm per whole minute of ``summary``'s minutes: of the analysable intervals
+    between two N beats that end in it (:func:`beatflow.holter.summary.analysable` with the artefact
+    excluded), NaN where a minute has none."""
+    order = np.argsort(np.asarray(time_s, np.float64), kind="stable")
+    t, c = np.asarray(time_s, np.float64)[order], np.asarray(classes).astype(str)[order]
+    artefact = [(e["start_s"], e["end_s"]) for e in summary["artefact"]["episodes"]]
+    nn = analysable(t, c, artefact) & (c[:-1] == "N") & (c[1:] == "N")
+    rows = minute_table(t, nn, summary["duration_s"] or 0.0)
+    lo = np.array([np.nan if m["min_bpm"] is None else m["min_bpm"] for m in rows], np.float64)
+    hi = np.array([np.nan if m["max_bpm"] is None else m["max_bpm"] for m in rows], np.float64)
+    return lo, hi
+
+
+def _runs(summary: dict) -> dict[str, list[dict]]:
+    """The runs to mark, by :data:`MARKS` key: the tachycardia episodes, then the other V and S runs."""
+    tachycardia = summary["tachycardia"]
+    fast = {(t["kind"][0], t["start_s"]) for t in tachycardia}
+    out = {kind: [t for t in tachycardia if t["kind"] == kind] for kind in ("VT", "SVT")}
+    for key, part in (("V", "ventricular"), ("S", "supraventricular")):
+        out[key] = [r for r in summary[part]["runs"] if (key, r["start_s"]) not in fast and r["rate_bpm"]]
+    return out
+
+
+def _shades(hv, summary: dict, top: float, x: str, y: str) -> list:
+    """The artefact and AF episodes as full-height rectangles (only those the record has)."""
+    out = []
+    for spans, label, colour in (
+        ([(e["start_s"], e["end_s"]) for e in summary["artefact"]["episodes"]], ARTEFACT_LABEL, ARTEFACT_COLOUR),
+        ([(e["start_s"], e["end_s"]) for e in summary["af"]["episodes"]], AF_LABEL, AF_COLOUR),
+    ):
+        if spans:
+            boxes = [(a / 3600.0, 0.0, b / 3600.0, top) for a, b in spans]
+            out.append(
+                hv.Rectangles(boxes, [x, y, f"{x} end", f"{y} end"], label=label).opts(
+                    hv.opts.Rectangles(fill_color=colour, fill_alpha=SHADE_ALPHA, line_alpha=0, backend="bokeh"),
+                    hv.opts.Rectangles(facecolor=colour, alpha=SHADE_ALPHA, linewidth=0, backend="matplotlib"),
+                )
+            )
+    return out
+
+
+def _run_marks(hv, runs: dict[str, list[dict]], x: str, y: str) -> list:
+    """The runs as scatters at their start and rate (:data:`MARKS`; only the kinds the record has)."""
+    out = []
+    for key, part in runs.items():
+        if part:
+            m = MARKS[key]
+            points = ([r["start_s"] / 3600.0 for r in part], [r["rate_bpm"] for r in part])
+            out.append(
+                hv.Scatter(points, x, y, label=m.label).opts(
+                    hv.opts.Scatter(color=m.colour, marker=m.bokeh, size=8, backend="bokeh"),
+                    hv.opts.Scatter(color=m.colour, marker=m.matplotlib, s=30, backend="matplotlib"),
+                )
+            )
+    return out
+
+
+def _title(summary: dict, runs: dict[str, list[dict]]) -> str:
+    """The figure's title: record, mean rate, AF episodes and burden, tachycardia episodes, artefact."""
+    hr, af = summary["heart_rate"], summary["af"]
     mean_txt = "—" if hr["mean_bpm"] is None else f"{hr['mean_bpm']:.0f}"
+    artefact = summary["artefact"]["total_s"] or 0.0
     return (
-        f"{summary['record']}: heart rate (mean {mean_txt} bpm), {n_episodes} AF episodes "
-        f"(burden {100 * (summary['af']['burden'] or 0):.1f} %), "
-        f"{len(runs['ventricular'])} V runs, {len(runs['supraventricular'])} S runs"
+        f"{summary['record']}: heart rate (mean {mean_txt} bpm); {len(af['episodes'])} AF episodes "
+        f"(burden {100 * (af['burden'] or 0):.1f} %); {len(runs['VT'])} VT, {len(runs['SVT'])} SVT; "
+        f"artefact {artefact / 60:.1f} min"
     )
 
 
-def _rate_top(lo: np.ndarray, hi: np.ndarray, runs: dict[str, list[dict]]) -> float:
-    """The highest rate drawn (band or run), 120 bpm where there is none."""
-    rates = np.concatenate([lo, hi, [r["rate_bpm"] for part in runs.values() for r in part if r["rate_bpm"]]])
-    return float(np.nanmax(rates)) if rates.size and np.isfinite(rates).any() else 120.0
+def _legend_handles(drawn: list[str]) -> list:
+    """The PNG's legend entries of the labels ``drawn`` (holoviews' matplotlib legend leaves areas out)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = {
+        MEAN_LABEL: Line2D([], [], color=MEAN_COLOUR, linewidth=1.2),
+        BAND_LABEL: Patch(color=BAND_COLOUR, alpha=BAND_ALPHA),
+        AF_LABEL: Patch(color=AF_COLOUR, alpha=SHADE_ALPHA),
+        ARTEFACT_LABEL: Patch(color=ARTEFACT_COLOUR, alpha=SHADE_ALPHA),
+        **{m.label: Line2D([], [], color=m.colour, marker=m.matplotlib, linestyle="") for m in MARKS.values()},
+    }
+    return [handles[label] for label in drawn]
 
 
-def _styles(hv, title: str, ticks, xlim, ylim, x: str, y: str) -> list:
-    """The overlay's options for both backends: element colours, sizes, axes and the legend."""
-    return [
-        hv.opts.VSpans(color="orange", alpha=0.25, backend="bokeh"),
-        hv.opts.VSpans(color="orange", alpha=0.25, backend="matplotlib"),
-        hv.opts.Area(color="steelblue", alpha=0.3, line_alpha=0, backend="bokeh"),
-        hv.opts.Area(color="steelblue", alpha=0.3, linewidth=0, backend="matplotlib"),
-        hv.opts.Curve(color="navy", line_width=1.5, backend="bokeh"),
-        hv.opts.Curve(color="navy", linewidth=1.2, backend="matplotlib"),
-        hv.opts.Scatter(size=7, backend="bokeh"),
-        hv.opts.Scatter(s=25, backend="matplotlib"),
+def _legend_hook(drawn: list[str]):
+    """A matplotlib hook: the legend of ``drawn`` below the plot, clear of the data."""
+
+    def hook(plot, element) -> None:
+        ax = plot.handles["axis"]
+        if ax.get_legend():
+            ax.get_legend().remove()
+        ax.legend(
+            handles=_legend_handles(drawn),
+            labels=drawn,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.2),
+            ncols=min(len(drawn), 4),
+            fontsize=8,
+            frameon=False,
+        )
+
+    return hook
+
+
+def heart_rate_plot(summary: dict, beats=None):
+    """The holoviews overlay of the trend (see the module docstring).
+
+    Parameters
+    ----------
+    summary : dict
+        The record's ``holter.json``.
+    beats : tuple of (array_like, array_like), optional
+        ``(time_s, class)`` of every beat, for the sinus band (:func:`sinus_band`); None draws no band.
+
+    Returns
+    -------
+    holoviews.Overlay
+    """
+    from beatflow.report.plots import load_holoviews
+
+    hv = load_holoviews()
+    duration_s = summary["duration_s"] or 60.0
+    x, y = axis_label(summary["start"], "hh:mm"), "heart rate (bpm)"
+    minutes = summary["heart_rate"]["minutes"]
+    hours = np.array([(m["start_s"] + 30.0) / 3600.0 for m in minutes])
+    mean = np.array([np.nan if m["bpm"] is None else m["bpm"] for m in minutes], np.float64)
+    runs = _runs(summary)
+    rates = [mean, *([r["rate_bpm"] for r in part] for part in runs.values())]
+    layers, drawn = [], []
+    if beats is not None:
+        lo, hi = sinus_band(summary, *beats)
+        rates += [hi]
+        layers.append(
+            hv.Area((hours, lo, hi), x, [y, "fastest"], label=BAND_LABEL).opts(
+                hv.opts.Area(color=BAND_COLOUR, alpha=BAND_ALPHA, line_alpha=0, backend="bokeh"),
+                hv.opts.Area(color=BAND_COLOUR, alpha=BAND_ALPHA, linewidth=0, backend="matplotlib"),
+            )
+        )
+        drawn.append(BAND_LABEL)
+    every = np.concatenate([np.asarray(r, np.float64) for r in rates])
+    top = 1.1 * float(np.nanmax(every)) if np.isfinite(every).any() else 120.0
+    shades = _shades(hv, summary, top, x, y)
+    line = hv.Curve((hours, mean), x, y, label=MEAN_LABEL).opts(
+        hv.opts.Curve(color=MEAN_COLOUR, line_width=1.5, backend="bokeh"),
+        hv.opts.Curve(color=MEAN_COLOUR, linewidth=1.2, backend="matplotlib"),
+    )
+    marks = _run_marks(hv, runs, x, y)
+    drawn = [s.label for s in shades] + drawn + [MEAN_LABEL] + [m.label for m in marks]
+    xticks = time_ticks(duration_s, summary["start"])
+    xlim, ylim = (0.0, max(duration_s / 3600.0, 1 / 60)), (0.0, top)
+    title = _title(summary, runs)
+    return hv.Overlay([*shades, *layers, line, *marks]).opts(
         hv.opts.Overlay(
             title=title,
             width=1100,
-            height=360,
-            xticks=ticks,
+            height=380,
+            xticks=xticks,
             xlim=xlim,
-            legend_position="top_left",
+            ylim=ylim,
+            legend_position="bottom",
+            legend_cols=4,
             xlabel=x,
             ylabel=y,
             backend="bokeh",
         ),
         hv.opts.Overlay(
             title=title,
-            aspect=3.5,
-            fig_size=300,
-            xticks=ticks,
+            fig_inches=12,
+            aspect=3.2,
+            xticks=xticks,
             xlim=xlim,
             ylim=ylim,
             xlabel=x,
             ylabel=y,
-            hooks=[_legend],
+            hooks=[_legend_hook(drawn)],
             backend="matplotlib",
         ),
-    ]
+    )
 
 
-def heart_rate_plot(summary: dict):
-    """The holoviews overlay of the trend (see the module docstring)."""
-    from beatflow.report.plots import load_holoviews
-
-    hv = load_holoviews()
-    minutes = [m for m in summary["heart_rate"]["minutes"] if m["bpm"] is not None]
-    hours = np.array([(m["start_s"] + 30.0) / 3600.0 for m in minutes])
-    mean = np.array([m["bpm"] for m in minutes], dtype=np.float64)
-    lo = np.array([m.get("min_bpm") or m["bpm"] for m in minutes], dtype=np.float64)
-    hi = np.array([m.get("max_bpm") or m["bpm"] for m in minutes], dtype=np.float64)
-    x, y = "time from start (h:min)", "heart rate (bpm)"
-    band = hv.Area((hours, lo, hi), x, [y, "max"], label="per minute: slowest–fastest beat")
-    line = hv.Curve((hours, mean), x, y, label="per minute: mean")
-    episodes = summary["af"]["episodes"]
-    af = hv.VSpans([(e["start_s"] / 3600.0, e["end_s"] / 3600.0) for e in episodes], kdims=[x, y], label="AF/flutter")
-    runs = {k: summary[k]["runs"] for k in ("ventricular", "supraventricular")}
-    v, s = _run_marks(hv, runs, x, y)
-    ticks = time_ticks(summary["duration_s"] or 60.0)
-    xlim = (0.0, max((summary["duration_s"] or 60.0) / 3600.0, 1 / 60))
-    ylim = (0.0, 1.3 * _rate_top(lo, hi, runs))  # room above the data for the legend
-    return (af * band * line * v * s).opts(*_styles(hv, _title(summary, len(episodes), runs), ticks, xlim, ylim, x, y))
-
-
-def _legend(plot, element) -> None:
-    """The PNG's legend, with the band and the AF shading (holoviews' matplotlib legend leaves areas out)."""
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
-    handles = [
-        Line2D([], [], color="navy", linewidth=1.2, label="per minute: mean"),
-        Patch(color="steelblue", alpha=0.3, label="per minute: slowest–fastest beat"),
-        Patch(color="orange", alpha=0.25, label="AF/flutter"),
-        Line2D([], [], color=CLASS_COLOURS["V"], marker="o", linestyle="", label="V runs (≥ 3), at their rate"),
-        Line2D([], [], color=CLASS_COLOURS["S"], marker="^", linestyle="", label="S runs (≥ 3), at their rate"),
-    ]
-    plot.handles["axis"].legend(handles=handles, loc="upper left", fontsize=8, ncols=3, framealpha=0.85)
-
-
-def write_heart_rate_figure(summary: dict, stem) -> None:
+def write_heart_rate_figure(summary: dict, stem, beats=None) -> None:
     """Write the heart-rate trend as ``stem.html`` and ``stem.png`` (atomically, as the report's other figures).
 
     Parameters
@@ -141,6 +239,8 @@ def write_heart_rate_figure(summary: dict, stem) -> None:
         The record's ``holter.json``.
     stem : path-like
         The figure's path without its suffix.
+    beats : tuple of (array_like, array_like), optional
+        ``(time_s, class)`` of every beat, for the sinus band (:func:`heart_rate_plot`).
 
     Returns
     -------
@@ -148,4 +248,4 @@ def write_heart_rate_figure(summary: dict, stem) -> None:
     """
     from beatflow.report.plots import save
 
-    save(heart_rate_plot(summary), Path(stem))
+    save(heart_rate_plot(summary, beats), Path(stem))
