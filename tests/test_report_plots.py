@@ -81,7 +81,29 @@ def test_trace_hover_names_time_class_family_reason_score_and_colours_by_class()
     assert first.data["time"][list(first.data["beat"]).index(13)] == "00:00:10"  # 13 × 0.8 s + 0.2 s
     colours = {r.glyph.fill_color for r in model.renderers if hasattr(r.glyph, "marker")}
     assert colours == {CLASS_COLOURS["V"], CLASS_COLOURS["S"]}
-    assert model.xaxis[0].axis_label == "time (hh:mm:ss)" and model.yaxis[0].axis_label == "MLII (mV)"
+    assert model.xaxis[0].axis_label == "time from the start (hh:mm:ss)" and model.yaxis[0].axis_label == "MLII (mV)"
+
+
+def test_trace_gives_clock_times_when_the_start_is_known():
+    from bokeh.models import ColumnDataSource, CustomJSTickFormatter
+
+    scores = scores_rows()
+    x = np.sin(np.arange(int(100 * FS)) / FS * 2 * np.pi).astype(np.float32)
+    plot = trace_plot(x, FS, "MLII", scores[scores.anomaly], "r", start="2026-11-29T23:59:30")
+    model = bokeh_model(plot)
+    assert model.xaxis[0].axis_label == "clock time from 2026-11-29 (hh:mm:ss)"
+    assert model.xaxis[0].formatter.args["wrap"] and isinstance(model.xaxis[0].formatter, CustomJSTickFormatter)
+    marks = [s for s in model.select(type=ColumnDataSource) if "reason" in s.data]
+    first = next(s for s in marks if 13 in list(s.data["beat"]))
+    k = list(first.data["beat"]).index(13)
+    assert first.data["time"][k] == "23:59:40"  # 10.4 s + 0.2 s after 23:59:30
+    assert first.data["t"][k] == pytest.approx(86370.0 + 10.6)  # the axis: seconds from midnight
+    # the PNG: ticks at round clock times across midnight, and no word of zooming in its title
+    png = load_holoviews().render(plot, backend="matplotlib")
+    ax = png.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[:3] == ["23:59:30", "23:59:45", "00:00:00"]  # 15 s apart: at most 10 ticks in 100 s
+    assert "zoom" not in ax.get_title() and "zoom" in model.title.text
 
 
 def test_trace_keeps_the_waveform_for_a_zoom():
@@ -183,3 +205,104 @@ def test_gallery_takes_reasons_and_families_in_turn_apart_in_time():
     assert picked[:3] == [0, 12, 10]  # the top of each group (morphology/1, morphology/2, rhythm/0), by score
     assert picked[3:5] == [11, 5]  # then their seconds: rhythm/0, then morphology/1 at least 5 s from beat 0
     assert picked[5] == 1  # then by score, the nearness rule spent
+
+
+def test_gallery_labels_beside_the_traces_and_a_title_that_fits():
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    from beatflow.report.plots import gallery_plot
+
+    L = 250
+    rows = np.sin(np.linspace(0, 6, L))[None, :].repeat(3, axis=0) * [[1.0], [1.5], [0.5]]
+    info = scores_rows().iloc[[3, 13, 23]].assign(rr_before_s=0.5, rr_after_s=1.1)
+    plot = gallery_plot(rows, rows[0], info, FS, "MLII", "record_with_a_long_name_208", 0.25, "2026-11-29T08:00:00")
+    model = bokeh_model(plot)
+    from bokeh.models import ColumnDataSource, MultiLine
+
+    traces = [r for r in model.renderers if isinstance(r.glyph, MultiLine)]
+    right = max(max(max(xs) for xs in r.data_source.data["xs"]) for r in traces)
+    texts = [s for s in model.select(type=ColumnDataSource) if "beat" in s.data and len(s.data["beat"]) == 3]
+    (labels,) = texts
+    assert min(labels.data[list(labels.data)[0]]) > right  # every label starts right of every trace
+    assert labels.data["beat"][0] == "beat 3 at 08:00:02, class V, family 1\nmorphology 2.02, RR 0.50 / 1.10 s"
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        model.title.text, FontProperties(size=13, weight="bold"), ismath=False
+    )
+    assert width < model.width - 40  # bokeh's title does not wrap: it fits the figure (DejaVu is the wider font)
+
+
+def regular(n: int, rr: float = 1.0) -> np.ndarray:
+    return 0.5 + rr * np.arange(n)
+
+
+def heart_rate_summary(start=None):
+    """Ten minutes at 60 bpm with one V beat 0.4 s after the beat at 100.5 s (a compensatory pause after it), a
+    4-beat V run at 150 bpm from 300 s (VT), an AF episode and an artefact episode."""
+    from beatflow.holter.summary import summary_from_beats
+
+    t = np.concatenate([[x for x in regular(600) if x != 301.5], [100.9, 300.9, 301.3, 301.7, 302.1]])
+    c = np.array(["N"] * (len(t) - 5) + ["V"] * 5)
+    order = np.argsort(t, kind="stable")
+    t, c = t[order], c[order]
+    s = summary_from_beats("hr", t, c, 600.0, af_episodes=[(400.0, 460.0)], start=start)
+    s["artefact"] = {"episodes": [{"start_s": 500.0, "end_s": 530.0, "leads": {"MLII": "flat line"}}], "total_s": 30.0}
+    return s, (t, c)
+
+
+def test_heart_rate_band_leaves_out_premature_beats_intervals():
+    from beatflow.holter.figure import sinus_band
+
+    s, beats = heart_rate_summary()
+    lo, hi = sinus_band(s, *beats)
+    minute = s["heart_rate"]["minutes"][1]  # 60–120 s: the premature V beat at 100.9 s
+    assert minute["max_bpm"] == pytest.approx(150.0)  # all intervals: the V beat's 0.4 s
+    assert hi[1] == pytest.approx(60.0) and lo[1] == pytest.approx(60.0)  # N–N only: 60 bpm
+    assert hi[5] == pytest.approx(60.0)  # the V run's minute: its intervals left out too
+
+
+def test_heart_rate_axis_in_clock_times_when_the_start_is_known():
+    from beatflow.holter.figure import heart_rate_plot
+
+    s, beats = heart_rate_summary(start="2026-11-29T23:57:00")
+    model = bokeh_model(heart_rate_plot(s, beats))
+    axis = model.xaxis[0]
+    assert axis.axis_label == "clock time from 2026-11-29 (hh:mm)"
+    ticks = sorted(axis.major_label_overrides.items())
+    assert [label for _, label in ticks] == ["00:00", "00:05"]  # round clock times, past midnight
+    assert [x for x, _ in ticks] == pytest.approx([3 / 60, 8 / 60])  # hours from the start
+    s, beats = heart_rate_summary()
+    model = bokeh_model(heart_rate_plot(s, beats))
+    assert model.xaxis[0].axis_label == "time from the start (hh:mm)"
+    assert list(model.xaxis[0].major_label_overrides.values())[:2] == ["00:00", "00:05"]
+
+
+def test_heart_rate_legend_outside_the_plot_each_entry_with_its_symbol():
+    from bokeh.models import Legend
+
+    from beatflow.holter.figure import heart_rate_plot
+
+    s, beats = heart_rate_summary()
+    plot = heart_rate_plot(s, beats)
+    model = bokeh_model(plot)
+    assert not [r for r in model.center if isinstance(r, Legend)]  # none over the data
+    (legend,) = [r for r in model.below if isinstance(r, Legend)]
+    entries = {item.label["value"]: item.renderers for item in legend.items}
+    assert list(entries) == [
+        "artefact (no lead readable)",
+        "AF/flutter",
+        "per minute: slowest–fastest sinus (N–N) beat",
+        "per minute: mean rate",
+        "VT (≥ 3 V at ≥ 100 bpm)",
+    ]  # no S runs, no slower V runs: not listed
+    for label, renderers in entries.items():
+        data = renderers[0].data_source.data
+        assert len(next(iter(data.values()))) > 0, label  # a glyph with data: a symbol in the legend
+    png = load_holoviews().render(plot, backend="matplotlib")
+    (legend,) = [a.get_legend() for a in png.axes if a.get_legend()]
+    assert [t.get_text() for t in legend.get_texts()] == list(entries)
+    assert len(legend.legend_handles) == len(entries)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(png).get_renderer()
+    assert legend.get_window_extent(renderer).y1 < png.axes[0].get_window_extent(renderer).y0  # below the plot

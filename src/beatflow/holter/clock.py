@@ -48,11 +48,10 @@ def day_offset_s(start: str | None) -> float:
 
 def ticks(lo_s: float, hi_s: float, start: str | None, max_ticks: int = 10, steps=STEPS_S) -> list[tuple[float, str]]:
     """``(seconds from the start, label)`` ticks from ``lo_s`` to ``hi_s`` at round clock times (round elapsed
-    times without a start), at the first of ``steps`` (seconds) that gives at most ``max_ticks``; labelled
-    ``HH:MM`` at whole-minute steps, ``HH:MM:SS`` otherwise."""
+    times without a start), at the first of ``steps`` (seconds) that gives at most ``max_ticks``, labelled
+    ``HH:MM:SS``."""
     step = next((s for s in steps if (hi_s - lo_s) / s + 1 <= max_ticks), steps[-1])
     offset = day_offset_s(start)
     first = math.ceil((lo_s + offset) / step - 1e-9) * step - offset
-    width = 5 if step % 60 == 0 else 8
     day = 86400 if start is not None else math.inf  # a clock turns at midnight
-    return [(float(s), clock(round(s + offset) % day)[:width]) for s in np.arange(first, hi_s + 1e-9, step)]
+    return [(float(s), clock(round(s + offset) % day)) for s in np.arange(first, hi_s + 1e-9, step)]

@@ -46,7 +46,7 @@ ARTEFACT_LABEL = "artefact (no lead readable)"
 def time_ticks(duration_s: float, start: str | None = None, max_ticks: int = 12) -> list[tuple[float, str]]:
     """``(hours from the start, "HH:MM")`` ticks at round clock times (elapsed without a start), 5 min … 4 h
     apart, at most ``max_ticks``."""
-    return [(s / 3600.0, label) for s, label in ticks(0.0, duration_s, start, max_ticks, TICK_STEPS_S)]
+    return [(s / 3600.0, label[:5]) for s, label in ticks(0.0, duration_s, start, max_ticks, TICK_STEPS_S)]
 
 
 def sinus_band(summary: dict, time_s, classes) -> tuple[np.ndarray, np.ndarray]:

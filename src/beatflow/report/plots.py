@@ -2,8 +2,10 @@
 browser is needed): the whole recording (a density image, and the waveform at full resolution when zoomed in
 the HTML), the latent space of the held-out beats, the RR-interval histogram and a gallery of flagged beats
 over the median normal beat. Beats are drawn in their AAMI class colour (:mod:`beatflow.report.colours`, as in
-the event strips), flagged beats with a marker per reason; the HTML's hover gives each beat's clock time,
-class, family, reason and score; times are hh:mm:ss from the record's start.
+the event strips), flagged beats with a marker per reason; the HTML's hover gives each beat's time, class,
+family, reason and score. Times are clock times when the recording's start is known (``signal.parquet``'s
+``start``; the trace's axis is then in seconds from the midnight before it, so that its ticks fall on round
+clock times), elapsed hh:mm:ss from the start otherwise (:mod:`beatflow.holter.clock`).
 
 Drawn on the CPU whatever the backend: the figures come from small tables and one lead. The trace's density
 image is one bincount (datashader's numba functions would compile in every fresh process)."""
@@ -18,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from beatflow.holter.clock import STEPS_S, at, axis_label, day_offset_s, ticks
 from beatflow.io.atomic import atomic_path
 from beatflow.report.colours import CLASS_COLOURS
-from beatflow.timefmt import clock
 
 log = logging.getLogger("beatflow")
 
@@ -32,7 +34,6 @@ DETAIL_SAMPLES = 500_000  # samples of the waveform the trace keeps at full reso
 DETAIL_HALF_S = 2.5  # either side of a flagged beat, when the record has more
 DETAIL_SPAN_S = 60.0  # the trace draws the waveform when zoomed to at most this span
 LENGTH_BINS = 120
-CLOCK_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 14400, 21600, 43200)
 MARKERS = {"morphology": ("triangle", "^"), "rhythm": ("square", "s")}  # bokeh, matplotlib; other reasons: circle
 BEAT_COLUMNS = ["time", "beat", "class", "family", "reason", "score"]
 HOVER = [
@@ -90,11 +91,11 @@ def hover_dimensions() -> list:
     return [hv.Dimension(name, range=(0, 1)) for name in BEAT_COLUMNS]
 
 
-def beat_fields(frame) -> dict:
+def beat_fields(frame, start: str | None = None) -> dict:
     """The hover's columns of scores rows (``time_s``, ``beat``, ``class``, ``family``, ``reason``, ``score``):
-    the time as hh:mm:ss from the record's start, the reason ``-`` where the beat is not flagged."""
+    the time as hh:mm:ss (:func:`beatflow.holter.clock.at`), the reason ``-`` where the beat is not flagged."""
     return {
-        "time": np.array([clock(t) for t in frame["time_s"].to_numpy()], dtype=object),
+        "time": np.array([at(t, start) for t in frame["time_s"].to_numpy()], dtype=object),
         "beat": frame["beat"].to_numpy(),
         "class": frame["class"].astype(str).to_numpy(),
         "family": frame["family"].to_numpy(),
@@ -144,15 +145,15 @@ def flagged_layers(make, coords: dict, fields: dict, size: float = 7) -> list:
     return out
 
 
-def latent_plot(latent, record: str):
+def latent_plot(latent, record: str, start: str | None = None):
     """Held-out beats in the latent space (first two principal components): unflagged beats as small dots and
     flagged beats as larger markers (a triangle for morphology, a square for rhythm), all in their AAMI class
     colour; the hover gives each beat's time, class, family, reason and score. ``latent``: latent.parquet
-    joined with the beats' scores rows."""
+    joined with the beats' scores rows; ``start``: the recording's (ISO 8601), for clock times."""
     hv = load_holoviews()
     z = latent_pcs(latent)
     pc = [hv.Dimension("pc1", label="latent PC 1 (unitless)"), hv.Dimension("pc2", label="latent PC 2 (unitless)")]
-    fields = beat_fields(latent)
+    fields = beat_fields(latent, start)
     flagged = latent["anomaly"].to_numpy(bool)
     layers = []
     for c, colour in CLASS_COLOURS.items():
@@ -227,11 +228,11 @@ image.glyph.global_alpha = zoomed ? 0.2 : 1.0;
 line.visible = zoomed;
 if (!zoomed) return;
 const y = store.data.y, st = windows.data.start, off = windows.data.offset, len = windows.data.length;
-const i0 = Math.floor(a * fs) - 1, i1 = Math.ceil(b * fs) + 1, xs = [], ys = [];
+const i0 = Math.floor((a - t0) * fs) - 1, i1 = Math.ceil((b - t0) * fs) + 1, xs = [], ys = [];
 for (let k = 0; k < st.length; k++) {
   const lo = Math.max(st[k], i0), hi = Math.min(st[k] + len[k], i1);
   if (lo >= hi) continue;
-  for (let i = lo; i < hi; i++) { xs.push(i / fs); ys.push(y[off[k] + i - st[k]] * scale); }
+  for (let i = lo; i < hi; i++) { xs.push(t0 + i / fs); ys.push(y[off[k] + i - st[k]] * scale); }
   xs.push(NaN); ys.push(NaN);
 }
 source.data = {x: xs, y: ys};
@@ -255,9 +256,9 @@ def waveform_store(x: np.ndarray, windows: np.ndarray) -> dict:
     }
 
 
-def _waveform_hook(store: dict, fs: float, limit_s: float):
-    """A bokeh hook: a line of the stored full-resolution waveform, drawn (and the density image faded) while
-    the visible span is at most ``limit_s``."""
+def _waveform_hook(store: dict, fs: float, limit_s: float, t0: float):
+    """A bokeh hook: a line of the stored full-resolution waveform (sample i at ``t0 + i / fs`` on the axis),
+    drawn (and the density image faded) while the visible span is at most ``limit_s``."""
 
     def hook(plot, element) -> None:
         from bokeh.models import ColumnDataSource, CustomJS
@@ -277,6 +278,7 @@ def _waveform_hook(store: dict, fs: float, limit_s: float):
                 windows=windows,
                 store=ColumnDataSource({"y": store["y"]}),
                 fs=float(fs),
+                t0=float(t0),
                 scale=store["scale"],
                 limit=float(limit_s),
             ),
@@ -286,7 +288,7 @@ def _waveform_hook(store: dict, fs: float, limit_s: float):
         fig.x_range.js_on_change("end", code)
         if fig.x_range.end - fig.x_range.start <= limit_s:  # a record shorter than the limit: drawn from the start
             source.data = {
-                "x": np.concatenate([np.arange(a, a + n) / fs for a, n in zip(store["start"], store["length"])]),
+                "x": t0 + np.concatenate([np.arange(a, a + n) / fs for a, n in zip(store["start"], store["length"])]),
                 "y": store["y"] * store["scale"],
             }
             line.visible, image.glyph.global_alpha = True, 0.2
@@ -294,80 +296,78 @@ def _waveform_hook(store: dict, fs: float, limit_s: float):
     return hook
 
 
-def trace_plot(x: np.ndarray, fs: float, lead: str, flagged, record: str):
+def trace_plot(x: np.ndarray, fs: float, lead: str, flagged, record: str, start: str | None = None):
     """The whole recording as a density image (:func:`trace_density`) with the flagged beats (scores rows) at
     their R peaks, coloured by class, shaped by reason, with a hover; zoomed in to at most
-    :data:`DETAIL_SPAN_S`, the page draws the waveform at full resolution where :func:`detail_windows` kept it."""
+    :data:`DETAIL_SPAN_S`, the page draws the waveform at full resolution where :func:`detail_windows` kept it.
+    The axis: clock time when ``start`` (ISO 8601) is known, elapsed time otherwise (module docstring)."""
     hv = load_holoviews()
     image, (lo, hi) = trace_density(x)
-    t = hv.Dimension("t", label="time (hh:mm:ss)")
+    t0, duration_s = day_offset_s(start), x.shape[0] / fs
+    t = hv.Dimension("t", label=axis_label(start))
     y = hv.Dimension("mv", label=f"{lead} (mV)")  # the signal is in mV (WFDB, EDF; CSV as given)
-    density = hv.Image(image.astype(np.float32), bounds=(0.0, lo, x.shape[0] / fs, hi), kdims=[t, y], vdims=["samples"])
+    density = hv.Image(image.astype(np.float32), bounds=(t0, lo, t0 + duration_s, hi), kdims=[t, y], vdims=["samples"])
     windows = detail_windows(x.shape[0], fs, flagged.peak.to_numpy(), flagged.score.to_numpy())
     peaks = flagged.peak.to_numpy()
     marks = flagged_layers(
         lambda data, label: hv.Scatter(data, t, [y, *hover_dimensions()], label=label),
-        {"t": flagged.time_s.to_numpy(), "mv": x[peaks]},
-        beat_fields(flagged),
+        {"t": t0 + flagged.time_s.to_numpy(), "mv": x[peaks]},
+        beat_fields(flagged, start),
     )
     kept = int((windows[:, 1] - windows[:, 0]).sum())
     where = "the whole record" if kept == x.shape[0] else f"{len(windows)} stretches around the top flagged beats"
-    title = (
-        f"{record}: {lead}, {len(flagged)} flagged beats (zoom to ≤ {DETAIL_SPAN_S:.0f} s for the waveform: {where})"
-    )
-    return _trace_opts(hv.Overlay([density, *marks]), title, waveform_store(x, windows), fs, x.shape[0] / fs)
+    title = f"{record}: {lead}, {len(flagged)} flagged beats"
+    titles = (f"{title} (zoom to ≤ {DETAIL_SPAN_S:.0f} s for the waveform: {where})", title)
+    xticks = [(t0 + s, label) for s, label in ticks(0.0, duration_s, start)]
+    overlay = hv.Overlay([density, *marks])
+    return _trace_opts(overlay, titles, waveform_store(x, windows), fs, t0, xticks, wrap=start is not None)
 
 
 CLOCK_JS = """
 const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1;
-const s = Math.max(tick, 0), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, sec = s - 60 * Math.floor(s / 60);
+const s = wrap ? Math.max(tick, 0) % 86400 : Math.max(tick, 0);
+const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, sec = s - 60 * Math.floor(s / 60);
 const digits = step >= 1 ? 0 : step >= 0.1 ? 1 : 2;
 const ss = sec.toFixed(digits).padStart(digits ? 3 + digits : 2, "0");
 return String(h).padStart(2, "0") + ":" + String(m).padStart(2, "0") + ":" + ss;
 """
 
 
-def clock_ticks(duration_s: float, max_ticks: int = 10) -> list[tuple[float, str]]:
-    """``(seconds, "hh:mm:ss")`` ticks from 0 at the first step of :data:`CLOCK_STEPS_S` that gives at most
-    ``max_ticks``."""
-    step = next((s for s in CLOCK_STEPS_S if duration_s / s + 1 <= max_ticks), CLOCK_STEPS_S[-1])
-    return [(float(v), clock(v)) for v in np.arange(0.0, duration_s + 1e-9, step)]
-
-
-def _clock_axis() -> dict:
-    """Bokeh options of a time axis in seconds drawn as clock time: ticks at round seconds, minutes and hours
-    (tenths and hundredths of a second when zoomed further), labelled hh:mm:ss."""
+def _clock_axis(wrap: bool) -> dict:
+    """Bokeh options of a time axis in seconds drawn as hh:mm:ss: ticks at round seconds, minutes and hours
+    (tenths and hundredths of a second when zoomed further); ``wrap``: the axis is the time of day in seconds,
+    its labels turn at midnight."""
     from bokeh.models import AdaptiveTicker, CompositeTicker, CustomJSTickFormatter, SingleIntervalTicker
 
     fine = AdaptiveTicker(mantissas=[1, 2, 5], base=10, max_interval=0.5, num_minor_ticks=0)
-    ticker = CompositeTicker(
-        tickers=[fine, *[SingleIntervalTicker(interval=s, num_minor_ticks=0) for s in CLOCK_STEPS_S]]
-    )
-    return dict(xticks=ticker, xformatter=CustomJSTickFormatter(code=CLOCK_JS))
+    ticker = CompositeTicker(tickers=[fine, *[SingleIntervalTicker(interval=s, num_minor_ticks=0) for s in STEPS_S]])
+    return dict(xticks=ticker, xformatter=CustomJSTickFormatter(code=CLOCK_JS, args={"wrap": wrap}))
 
 
-def _trace_opts(overlay, title: str, store: dict, fs: float, duration_s: float):
+def _trace_opts(overlay, titles: tuple[str, str], store: dict, fs: float, t0: float, xticks: list, wrap: bool):
+    """The trace's options: ``titles`` (the HTML's, which says how to zoom, and the PNG's), the HTML's
+    waveform on zooming (:func:`_waveform_hook`) and clock axis, the PNG's ``xticks``."""
     hv = load_holoviews()
     return overlay.opts(
         hv.opts.Image(cmap="Blues", cnorm="eq_hist", backend="bokeh"),
         hv.opts.Image(cmap="Blues", cnorm="eq_hist", backend="matplotlib"),
         hv.opts.Scatter(tools=["hover"], hover_tooltips=HOVER, backend="bokeh"),
         hv.opts.Overlay(
-            title=title,
+            title=titles[0],
             width=1250,
             height=360,
             legend_position="right",
             backend="bokeh",
-            hooks=[_waveform_hook(store, fs, DETAIL_SPAN_S)],
-            **_clock_axis(),
+            hooks=[_waveform_hook(store, fs, DETAIL_SPAN_S, t0)],
+            **_clock_axis(wrap),
         ),
         hv.opts.Overlay(
-            title=title,
+            title=titles[1],
             aspect=4,
             fig_size=400,
             legend_position="right",
             backend="matplotlib",
-            xticks=clock_ticks(duration_s),
+            xticks=xticks,
         ),
     )
 
@@ -407,14 +407,21 @@ def lengths_plot(length_s: np.ndarray, min_rr_s: float, max_rr_s: float, record:
 
 
 def gallery_plot(
-    rows: np.ndarray, normal: np.ndarray, info, fs: float, lead: str, record: str, pre_peak_s: float = 0.0
+    rows: np.ndarray,
+    normal: np.ndarray,
+    info,
+    fs: float,
+    lead: str,
+    record: str,
+    pre_peak_s: float = 0.0,
+    start: str | None = None,
 ):
     """The gallery's beats (first lead, ``rows`` [k, L], NaN past each beat's end) each over the median normal
     beat ``normal`` [L] (light grey), stacked top to bottom in :func:`gallery_pick`'s order in one panel, each in
-    its class colour, time from the R peak (the rows start ``pre_peak_s`` before it), labelled with time, class
-    and family, reason, score and the RR intervals before and after (``info``'s ``rr_before_s`` /
-    ``rr_after_s`` where it has them), with a 1 mV bar. One panel: a layout of k panels renders far slower
-    (docs/design.md)."""
+    its class colour, time from the R peak (the rows start ``pre_peak_s`` before it), with a 1 mV bar. Beside
+    each trace, clear of it, two lines: beat, time (:func:`beatflow.holter.clock.at` of ``start``), class and
+    family; reason, score and the RR intervals before and after (``info``'s ``rr_before_s`` / ``rr_after_s``
+    where it has them). One panel: a layout of k panels renders far slower (docs/design.md)."""
     hv = load_holoviews()
     t = np.arange(rows.shape[1]) / fs - pre_peak_s
     finite = np.concatenate([rows[np.isfinite(rows)], normal[np.isfinite(normal)], [0.0]])
@@ -429,31 +436,36 @@ def gallery_plot(
             hv.Path([np.column_stack([t, rows[i] + offsets[i]]) for i in mine], [x, y]), CLASS_COLOURS.get(c, "crimson")
         )
     text = [
-        f"beat {int(b.beat)} @ {clock(b.time_s)}: {_class_of(b)}{b.reason or 'not flagged'} {b.score:.2f}{_rr_text(b)}"
+        f"beat {int(b.beat)} at {at(b.time_s, start)}{_class_of(b)}\n{b.reason or 'not flagged'} {b.score:.2f}"
+        f"{_rr_text(b)}"
         for _, b in info.iterrows()
     ]
-    labels = hv.Labels((np.full(len(rows), t[-1]), offsets + 0.35 * step, text), [x, y], "beat")
+    span = t[-1] - t[0]
+    labels = hv.Labels((np.full(len(rows), t[-1] + 0.05 * span), offsets, text), [x, y], "beat")
     bar_y = (offsets[-1] if len(offsets) else 0.0) - 0.5 * step
     bar = _coloured(hv.Path([np.array([[t[0], bar_y], [t[0], bar_y + 1.0]])], [x, y]), "black")
     bar_label = hv.Labels(([t[0] + 0.01], [bar_y + 0.5], ["1 mV"]), [x, y], "scale")
     flagged = int(info["anomaly"].sum()) if "anomaly" in info else len(rows)
     title = (
-        f"{record}: {len(rows)} beats ({flagged} flagged), by reason and family in turn, in their class "
-        f"colour, over the median normal beat (grey)"
+        f"{record}: {len(rows)} most anomalous beats ({flagged} flagged) in their class colour, "
+        "over the median normal beat (grey)"
     )
-    return (
-        paths
-        * labels
-        * bar
-        * bar_label.opts(
-            hv.opts.Labels(text_align="left", text_font_size="8pt", backend="bokeh"),
-            hv.opts.Labels(horizontalalignment="left", size=7, backend="matplotlib"),
-        )
-    ).opts(
-        hv.opts.Labels(text_align="right", text_font_size="9pt", text_color="black", yaxis=None, backend="bokeh"),
-        hv.opts.Labels(horizontalalignment="right", size=8, color="black", yaxis=None, backend="matplotlib"),
-        hv.opts.Overlay(title=title, width=700, height=60 * max(len(rows), 4), yaxis=None, backend="bokeh"),
-        hv.opts.Overlay(title=title, fig_inches=(8, 0.6 * max(len(rows), 4)), yaxis=None, backend="matplotlib"),
+    xlim = (t[0], t[-1] + span)  # the right half holds the labels
+    xticks = [float(v) for v in np.arange(np.ceil(t[0] / 0.2) * 0.2, t[-1] + 1e-9, 0.2)]
+    height = max(len(rows), 4)
+    return (paths * labels * bar * bar_label).opts(
+        hv.opts.Labels(
+            text_align="left", text_baseline="middle", text_font_size="8pt", text_color="black", backend="bokeh"
+        ),
+        hv.opts.Labels(
+            horizontalalignment="left", verticalalignment="center", size=7.5, color="black", backend="matplotlib"
+        ),
+        hv.opts.Overlay(
+            title=title, width=1000, height=70 * height, xlim=xlim, xticks=xticks, yaxis=None, backend="bokeh"
+        ),
+        hv.opts.Overlay(
+            title=title, fig_inches=(10, 0.7 * height), xlim=xlim, xticks=xticks, yaxis=None, backend="matplotlib"
+        ),
     )
 
 
@@ -467,10 +479,10 @@ def _rr_text(beat) -> str:
 
 
 def _class_of(beat) -> str:
-    """``"class V, family 2: "`` for a scores row with a class (``""`` without)."""
+    """``", class V, family 2"`` for a scores row with a class (``""`` without)."""
     if "class" not in beat:
         return ""
-    return f"class {beat['class']}, family {int(beat['family'])}: " if "family" in beat else f"class {beat['class']}: "
+    return f", class {beat['class']}, family {int(beat['family'])}" if "family" in beat else f", class {beat['class']}"
 
 
 def _coloured(path, color: str):
@@ -528,7 +540,7 @@ def plot(record: str, paths: dict, out_dir) -> None:
     ``paths``: ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``.
     """
     from beatflow.backend import select_backend
-    from beatflow.io.tables import beats_parameters, read_frame, read_signal, signal_info
+    from beatflow.io.tables import beats_parameters, read_frame, read_signal, signal_info, signal_start
 
     seg = beats_parameters(paths["beats"])
     out_dir = Path(out_dir)
@@ -537,9 +549,11 @@ def plot(record: str, paths: dict, out_dir) -> None:
     fs, leads = signal_info(paths["signal"])
     signals, _ = read_signal(paths["signal"], select_backend("cpu"), leads[:1])
     lead, x = leads[0], signals[leads[0]]
-    save(trace_plot(x, fs, lead, scores[scores.anomaly], record), out_dir / "trace")
+    start = signal_start(paths["signal"])
+    start = None if start is None else start.isoformat()
+    save(trace_plot(x, fs, lead, scores[scores.anomaly], record, start), out_dir / "trace")
     latent = read_frame(paths["latent"]).drop(columns="score").merge(scores, on="beat", how="left")
-    save(latent_plot(latent, record), out_dir / "latent")
+    save(latent_plot(latent, record, start), out_dir / "latent")
     save(lengths_plot(beats.length.to_numpy() / fs, seg["min_rr_s"], seg["max_rr_s"], record), out_dir / "lengths")
 
     kept = scores[scores.split != "pruned"].reset_index(drop=True)
@@ -553,5 +567,5 @@ def plot(record: str, paths: dict, out_dir) -> None:
         rr_before_s=np.where(i > 0, times[i] - times[np.maximum(i - 1, 0)], np.nan),
         rr_after_s=np.where(i < last, times[np.minimum(i + 1, last)] - times[i], np.nan),
     )
-    save(gallery_plot(top_rows, median, top, fs, lead, record, seg["pre_peak_s"]), out_dir / "gallery")
+    save(gallery_plot(top_rows, median, top, fs, lead, record, seg["pre_peak_s"], start), out_dir / "gallery")
     log.info("plot %s: 4 figures (HTML + PNG) in %s", record, out_dir)
