@@ -54,7 +54,18 @@ def check_model(results: Path, *, epochs: int, latent_dim: int = 8, train_fracti
 
 def check_scores(results: Path, beats: pd.DataFrame, *, fs: float, train_fraction: float = 0.75) -> pd.DataFrame:
     scores = pd.read_parquet(results / "scores.parquet")
-    assert list(scores.columns) == ["beat", "peak", "time_s", "split", "score", "anomaly", "reason", "class", "family"]
+    assert list(scores.columns) == [
+        "beat",
+        "peak",
+        "time_s",
+        "split",
+        "score",
+        "anomaly",
+        "reason",
+        "class",
+        "family",
+        "class_p",
+    ]
     assert (scores.beat == beats.beat).all() and (scores.peak == beats.peak).all()
     np.testing.assert_allclose(scores.time_s, scores.peak / fs)
     assert set(scores.split) <= {"train", "test", "pruned"}
@@ -63,6 +74,7 @@ def check_scores(results: Path, beats: pd.DataFrame, *, fs: float, train_fractio
     assert (kept.split == "train").mean() == pytest.approx(train_fraction, abs=0.01)
     assert set(scores.reason) <= {"", "morphology", "rhythm"}
     assert set(scores["class"]) <= set("NSVFQ") and (scores.family >= -1).all()
+    assert scores.class_p.dtype == np.float64 and scores.class_p.between(0.0, 1.0).all()  # the class's confidence
     # an anomaly: a score above 1, an ectopic class, or a kept beat whose shape is unlike any family
     ectopic = scores["class"].isin(["S", "V", "F"])
     unlike_any_family = (scores.split != "pruned") & (scores.family < 0)
@@ -81,7 +93,8 @@ def check_latent(results: Path, scores: pd.DataFrame, *, latent_dim: int = 8) ->
 
 def check_plots(results: Path) -> None:
     """Every figure as PNG and HTML; the event strips (PNG, and their list: each event inside the record, its
-    strip 10 s or the record) and the report page (rule holter_report)."""
+    strip 10 s or the record) and the report page (rule holter_report), which shows the strips' PNG inline and
+    fits the report's frame (its data URI under :data:`FRAME_URI_LIMIT`)."""
     for name in PLOTS:
         assert (results / "plots" / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
         assert "<html" in (results / "plots" / f"{name}.html").read_text()[:2000].lower(), name
@@ -95,7 +108,9 @@ def check_plots(results: Path) -> None:
         assert 0 <= e["start_s"] <= e["at_s"] <= e["end_s"] <= duration_s + 1e-6, e
         assert abs(e["end_s"] - e["start_s"] - min(strips["strip_s"], duration_s)) < 1e-6, e
     page = (results / "report" / "summary.html").read_text()
-    assert f"Holter report — record {results.name}" in page and len(page.encode()) < 200_000
+    assert f"Holter report — record {results.name}" in page and 4 * len(page.encode()) / 3 < FRAME_URI_LIMIT
+    strips_png = base64.b64encode((results / "plots" / "strips.png").read_bytes()).decode()
+    assert f"src='data:image/png;base64,{strips_png}'" in page
 
 
 HOLTER_KEYS = {
@@ -165,19 +180,22 @@ def check_holter_fields(h: dict) -> None:
         assert set(t) == {"kind", "start_s", "end_s", "beats", "rate_bpm"} and t["beats"] >= 3
 
 
-def check_annotations(results: Path, scores: pd.DataFrame, h: dict) -> None:
-    """``beats.atr``: ``wfdb.rdann`` reads every beat at its peak with its class's MIT symbol, and each AF
-    episode as ``+`` ``(AFIB`` … ``(N``."""
+def check_annotations(results: Path, scores: pd.DataFrame, h: dict, *, fs: float) -> None:
+    """``beats.atr`` (rule holter): ``wfdb.rdann`` reads it at the record's ``fs``, every beat at its peak with
+    its class's MIT symbol, and each AF episode as ``+`` ``(AFIB`` at its start and ``+`` ``(N`` at its end."""
     import wfdb
 
     ann = wfdb.rdann(str(results / "beats"), "atr")
+    assert ann.fs == fs
     symbols = np.array(ann.symbol)
     beat = symbols != "+"
     assert (ann.sample[beat] == scores.peak.to_numpy()).all()
     mit = scores["class"].map({"N": "N", "S": "A", "V": "V", "F": "F", "Q": "Q"}).to_numpy()
     assert (symbols[beat] == mit).all()
-    rhythm = [a for a, s in zip(ann.aux_note, symbols, strict=True) if s == "+"]
-    assert rhythm == ["(AFIB", "(N"] * len(h["af"]["episodes"])
+    rhythm = [(int(x), a) for x, a, s in zip(ann.sample, ann.aux_note, symbols, strict=True) if s == "+"]
+    edges = (("start_s", "(AFIB"), ("end_s", "(N"))
+    expected = [(round(e[edge] * fs), note) for e in h["af"]["episodes"] for edge, note in edges]
+    assert rhythm == expected
 
 
 def check_evaluation(
@@ -222,7 +240,7 @@ def check_record(
     check_model(results, epochs=epochs, latent_dim=latent_dim, train_fraction=train_fraction)
     scores = check_scores(results, beats, fs=fs, train_fraction=train_fraction)
     check_latent(results, scores, latent_dim=latent_dim)
-    check_annotations(results, scores, check_holter(results, scores, duration_s=duration_s))
+    check_annotations(results, scores, check_holter(results, scores, duration_s=duration_s), fs=fs)
     check_plots(results)
     if truth:
         check_evaluation(results, min_detection=min_detection, min_auroc=min_auroc, labels=labels)

@@ -1,6 +1,7 @@
 """The record's report page: the numbers of a hand-made holter.json in their tables, the strips' list, the
 evaluation section, a self-contained small file; and the rule's stage end to end on a synthetic record."""
 
+import base64
 import json
 import re
 from html.parser import HTMLParser
@@ -115,7 +116,8 @@ def test_page_has_the_summary_numbers():
     assert ["fastest run", "225 bpm at 00:10:05", "—"] in rows
     assert ["bigeminy (time)", "00:01:35", ""] in rows
     assert ["per hour analysed", "87.4", "61.7"] in rows  # 170 and 120 beats in 7000 s
-    assert ["V", "00:10:05", "00:10:05", "3", "225"] in rows and ["V", "00:20:34", "00:20:36", "9", "200"] in rows
+    assert ["V", "00:10:05", "00:10:05", "3", "225", "VT"] in rows  # runs at ≥ 100 bpm: tachycardia episodes
+    assert ["V", "00:20:34", "00:20:36", "9", "200", "VT"] in rows
     assert "Pauses (RR ≥ 2.0 s): 2" in text and "longest 3.45 s at 01:23:20" in text
     assert ["01:23:20", "3.45"] in rows
     assert "Atrial fibrillation / flutter: 1 episode" in text and "burden 12.9 % (00:15:00)" in text
@@ -145,6 +147,22 @@ def test_page_is_small_and_self_contained():
     assert len(page.encode()) < 20_000
     assert not re.search(r"(src|href)\s*=", page) and "<script" not in page and "http" not in page
     assert "No events to show" in page
+
+
+def inline_images(page: str) -> list[bytes]:
+    """The PNG images a page holds as data URIs; asserts that it refers to no other file or address."""
+    refs = re.findall(r"(?:src|href)\s*=\s*['\"]([^'\"]*)['\"]", page)
+    assert all(r.startswith("data:image/png;base64,") for r in refs), [r[:40] for r in refs]
+    return [base64.b64decode(r.split(",", 1)[1]) for r in refs]
+
+
+def test_page_shows_the_strips_figure_inline():
+    events = [{"number": 1, "clock": "00:20:34", "title": "Longest ventricular run", "rate_bpm": 200.0}]
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+    page = render_page(summary(), events, strips_png=png)
+    assert inline_images(page) == [png]
+    assert "<script" not in page and "http" not in page
+    assert inline_images(render_page(summary(), events)) == []  # without the figure: the list only
 
 
 def test_page_lists_the_strips_and_the_evaluation():
@@ -220,6 +238,7 @@ def test_the_rule_stage_writes_strips_and_page(tmp_path):
     page = (out / "report" / "summary.html").read_text()
     assert "Holter report — record mini" in page and "Most anomalous morphology beat: V (family 1)" in page
     assert (out / "strips.png").stat().st_size > 10_000
+    assert inline_images(page) == [(out / "strips.png").read_bytes()]  # the page shows the strips itself
 
 
 def test_cohort_page_has_a_row_per_record_and_the_totals(tmp_path):

@@ -168,7 +168,7 @@ def test_same_run_longest_and_fastest_is_one_strip(record):
     s["ventricular"]["runs"] = s["ventricular"]["runs"][:1]
     events = select_events(s, scores, max_af=0, max_beats=0)
     assert [e.kind for e in events][:2] == ["v_run_longest_fastest", "pause_longest"]
-    assert "Longest and fastest ventricular run: 5 V beats at 150 bpm" in events[0].title
+    assert "Longest and fastest ventricular run (VT): 5 V beats at 150 bpm" in events[0].title  # ≥ 100 bpm
 
 
 def test_no_events_without_findings(record):
@@ -223,3 +223,23 @@ def test_a_record_without_events_draws_a_note(record):
     _, _, scores = record
     fig = draw_strips([], {"MLII": np.zeros(100)}, FS, scores.iloc[:0], "empty")
     assert "No events" in " ".join(t.get_text() for t in fig.texts)
+
+
+def test_strips_give_clock_times_when_the_start_is_known(record):
+    _, summary, scores = record
+    s = summary | {"start": "2026-11-29T23:59:00"}
+    events = select_events(s, scores)
+    by = {e.kind: e for e in events}
+    assert by["pause_longest"].clock == "23:59:50" and "at 23:59:50" in by["pause_longest"].title  # 50.5 s
+    assert "23:59:30–23:59:31" in by["v_run_longest"].title
+    assert "onset at 00:01:00" in by["af_onset"].title  # past midnight
+    assert by["af_onset"].as_json()["clock"] == "00:01:00"
+    t = np.arange(int(DURATION * FS)) / FS
+    fig = draw_strips(events[:1], {"MLII": np.sin(t)}, FS, scores, "syn", start=s["start"])
+    strip = fig.axes[0]
+    labels = [x.get_text() for x in strip.get_xticklabels()]
+    assert labels[0] == "23:59:26" and len(labels) == 10  # the strip from 25.8 s: whole clock seconds
+    assert "Clock times; the recording started 2026-11-29 23:59:00." in " ".join(x.get_text() for x in fig.texts)
+    plain = draw_strips(events[:1], {"MLII": np.sin(t)}, FS, scores, "syn")
+    assert [x.get_text() for x in plain.axes[0].get_xticklabels()][0] == "00:00:26"
+    assert "Times are elapsed" in " ".join(x.get_text() for x in plain.texts)

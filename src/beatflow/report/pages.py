@@ -1,13 +1,15 @@
 """The record's report page: ``holter.json`` as the tables of a Holter report's first pages (recording, heart
-rate, ectopy and runs, pauses, AF, HRV, the hourly table), the list of event strips, and with truth the
-figures against the reference annotations. One small self-contained HTML file (inline CSS, no script, no
-request), so that it opens in the Snakemake report's frame and on its own.
+rate, ectopy, runs and tachycardia, pauses, AF, HRV, the hourly table), the list of event strips and their
+figure, and with truth the figures against the reference annotations. One self-contained HTML file (inline
+CSS, the strips' PNG inlined as a data URI, no script, no request), so that it opens in the Snakemake
+report's frame and on its own.
 
 :func:`holter_report` is rule ``holter_report``'s stage: the strips (:mod:`beatflow.report.strips`) and the
 page."""
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import logging
@@ -31,6 +33,7 @@ th,td{border:1px solid #ccc;padding:3px 8px;text-align:right} th{background:#f3f
 td.l,th.l{text-align:left} .grid{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 .N{color:#222}.S{color:#e07000}.V{color:#dc143c}.F{color:#8e44ad}.Q{color:#7f7f7f}
 .cls{font-weight:bold;font-family:monospace} .note{color:#555;font-size:12px} ul{margin:4px 0 8px 18px;padding:0}
+img.strips{display:block;max-width:100%;height:auto;margin:8px 0}
 """
 
 
@@ -72,10 +75,20 @@ def _cls(c: str) -> tuple[str, str]:
     return ("html", f'<span class="cls {c}">{c}</span>')
 
 
-def _runs_rows(runs: list[dict], letter: str, start=None) -> list[list]:
+def _runs_rows(runs: list[dict], letter: str, tachycardia: list[dict], start=None) -> list[list]:
+    """The :data:`MAX_ROWS` longest runs in time order, each named VT / SVT when it is a tachycardia episode."""
+    kind = "VT" if letter == "V" else "SVT"
+    fast = {t["start_s"] for t in tachycardia if t["kind"] == kind}
     longest = sorted(runs, key=lambda r: (-r["beats"], r["start_s"]))[:MAX_ROWS]
     return [
-        [_cls(letter), at(r["start_s"], start), at(r["end_s"], start), r["beats"], _n(r.get("rate_bpm"))]
+        [
+            _cls(letter),
+            at(r["start_s"], start),
+            at(r["end_s"], start),
+            r["beats"],
+            _n(r.get("rate_bpm")),
+            kind if r["start_s"] in fast else "",
+        ]
         for r in sorted(longest, key=lambda r: r["start_s"])
     ]
 
@@ -243,11 +256,11 @@ def overview_section(s: dict) -> str:
 
 def ectopy_section(s: dict) -> str:
     """The ectopy table and the list of runs (the :data:`MAX_ROWS` longest of each class)."""
-    out = ["<h2>Ectopy</h2>" + ectopy_table(s)]
-    runs = _runs_rows(s["ventricular"]["runs"], "V", s["start"]) + _runs_rows(
-        s["supraventricular"]["runs"], "S", s["start"]
-    )
     tachy = s["tachycardia"]
+    out = ["<h2>Ectopy</h2>" + ectopy_table(s)]
+    runs = _runs_rows(s["ventricular"]["runs"], "V", tachy, s["start"]) + _runs_rows(
+        s["supraventricular"]["runs"], "S", tachy, s["start"]
+    )
     out.append(
         f"<p class='note'>Tachycardia (runs of ≥ 3 beats at ≥ 100 bpm): "
         f"{sum(t['kind'] == 'VT' for t in tachy)} VT, {sum(t['kind'] == 'SVT' for t in tachy)} SVT. "
@@ -257,7 +270,7 @@ def ectopy_section(s: dict) -> str:
         n_all = len(s["ventricular"]["runs"]) + len(s["supraventricular"]["runs"])
         shown = "" if len(runs) == n_all else f" (the {MAX_ROWS} longest of each class)"
         out.append(f"<p class='note'>Runs{shown}:</p>")
-        out.append(table(["class", "from", "to", "beats", "rate (bpm)"], runs))
+        out.append(table(["class", "from", "to", "beats", "rate (bpm)", "tachycardia"], runs))
     return "".join(out)
 
 
@@ -320,23 +333,25 @@ def hourly_section(hourly: list[dict], start=None) -> str:
     )
 
 
-def events_section(events: list[dict]) -> str:
-    """The list of event strips (``strips.json``'s ``events``)."""
+def events_section(events: list[dict], strips_png: bytes | None = None) -> str:
+    """The list of event strips (``strips.json``'s ``events``) and their figure (``strips_png``, inlined)."""
     out = "<h2>Event strips</h2>"
     if not events:
         return out + "<p>No events to show.</p>"
-    return (
-        out + "<p class='note'>10 s of every lead for each event, numbered as in the event-strips "
-        "figure (next in this report).</p>"
-        + table(
-            ["#", "at", "event", "rate (bpm)"],
-            [[e["number"], e["clock"], e["title"], _n(e.get("rate_bpm"))] for e in events],
-            left=3,
-        )
+    out += "<p class='note'>10 s of every lead for each event, numbered as in the figure below.</p>" + table(
+        ["#", "at", "event", "rate (bpm)"],
+        [[e["number"], e["clock"], e["title"], _n(e.get("rate_bpm"))] for e in events],
+        left=3,
     )
+    if strips_png is not None:
+        data = base64.b64encode(strips_png).decode("ascii")
+        out += f"<img class='strips' alt='the event strips, numbered as listed' src='data:image/png;base64,{data}'>"
+    return out
 
 
-def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | None = None) -> str:
+def render_page(
+    s: dict, events: list[dict] | None = None, evaluation: dict | None = None, strips_png: bytes | None = None
+) -> str:
     """The record's report page (see the module docstring).
 
     Parameters
@@ -347,6 +362,8 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
         ``strips.json``'s ``events``; None leaves the strips' section out.
     evaluation : dict, optional
         ``evaluation.json``; without it, no section against the reference annotations.
+    strips_png : bytes, optional
+        The event strips' PNG, shown below their list; None shows the list only.
 
     Returns
     -------
@@ -363,7 +380,7 @@ def render_page(s: dict, events: list[dict] | None = None, evaluation: dict | No
     )
     out.append(hourly_section(s["hourly"], s["start"]))
     if events is not None:
-        out.append(events_section(events))
+        out.append(events_section(events, strips_png))
     if evaluation:
         out.append(evaluation_section(evaluation))
     if s.get("notes"):
@@ -532,9 +549,12 @@ def write_cohort_page(path, records: list[str], holter_paths, evaluation_paths: 
     log.info("cohort page: %d records in %s", len(records), path)
 
 
-def write_page(path, summary: dict, events: list[dict] | None = None, evaluation: dict | None = None) -> None:
+def write_page(
+    path, summary: dict, events: list[dict] | None = None, evaluation: dict | None = None, strips_png=None
+) -> None:
+    """Write :func:`render_page`'s page atomically (``strips_png``: bytes, or None)."""
     with atomic_path(Path(path)) as tmp:
-        Path(tmp).write_text(render_page(summary, events, evaluation), encoding="utf-8")
+        Path(tmp).write_text(render_page(summary, events, evaluation, strips_png), encoding="utf-8")
 
 
 def write_record_report(
@@ -569,5 +589,5 @@ def write_record_report(
     scores = read_frame(scores_path, columns=["beat", "time_s", "score", "anomaly", "reason", "class", "family"])
     events = write_strips(record, summary, scores, signal_path, strips_png, strips_json)
     evaluation = json.loads(Path(evaluation_path).read_text()) if evaluation_path else None
-    write_page(page_path, summary, [e.as_json() for e in events], evaluation)
+    write_page(page_path, summary, [e.as_json() for e in events], evaluation, Path(strips_png).read_bytes())
     log.info("report page %s: %s", record, page_path)

@@ -1,11 +1,12 @@
 """Event strips: 10 s of the real waveform for each event a cardiologist checks in a Holter report, drawn as on
 ECG paper (the first three leads in mV, a 0.2 s × 0.5 mV grid with 0.04 s × 0.1 mV minor lines, each beat's
-AAMI class as a coloured letter at its R peak, RR intervals in seconds, clock time on the axis).
+AAMI class as a coloured letter at its R peak, RR intervals in seconds; clock times on the axis and in the
+titles when ``holter.json``'s ``start`` is known, elapsed time otherwise: :mod:`beatflow.holter.clock`).
 
 The events (:func:`select_events`), from ``holter.json`` and ``scores.parquet``, in this order:
 
 - the longest and the fastest ventricular run (one strip when they are the same run), the longest
-  supraventricular run;
+  supraventricular run (a run among ``holter.json``'s tachycardia episodes is named VT or SVT);
 - the longest pause;
 - the fastest and the slowest minute (the 10 s of that minute with the fastest, or slowest, mean rate);
 - each AF/flutter onset, up to :data:`MAX_AF` (the strip starts 3 s before the onset);
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from beatflow.holter.clock import at, note, ticks
 from beatflow.io.atomic import atomic_path
 from beatflow.report.colours import CLASS_COLOURS, REASON_COLOURS
 from beatflow.timefmt import clock
@@ -50,7 +52,8 @@ SPAN_COLOUR = "#fff3b0"
 @dataclass
 class Event:
     """One strip: what it shows (``kind``, ``title``), where (``start_s`` … ``end_s``, the strip; ``at_s``, the
-    event's time; ``span``, the event's own interval, shaded) and its numbers."""
+    event's time, ``clock`` as the report gives it; ``span``, the event's own interval, shaded) and its
+    numbers."""
 
     kind: str
     title: str
@@ -61,14 +64,10 @@ class Event:
     rate_bpm: float | None = None
     details: dict = field(default_factory=dict)
     number: int = 0  # its place in the figure, from 1
-
-    @property
-    def clock(self) -> str:
-        return clock(self.at_s)
+    clock: str = ""
 
     def as_json(self) -> dict:
         out = asdict(self)
-        out["clock"] = self.clock
         out["span"] = list(self.span) if self.span else None
         return out
 
@@ -86,8 +85,13 @@ def _fmt_rate(x) -> str:
     return "—" if x is None else f"{x:.0f} bpm"
 
 
-def _run_events(part: dict, name: str, letter: str, duration_s: float, fastest: bool) -> list[Event]:
-    runs = part.get("runs") or []
+def _run_events(summary: dict, name: str, letter: str, duration_s: float, fastest: bool) -> list[Event]:
+    """The longest run of ``summary[name]`` (and the fastest, with ``fastest``), named VT / SVT when it is one
+    of the summary's tachycardia episodes."""
+    runs = summary[name].get("runs") or []
+    kind = "VT" if letter == "V" else "SVT"
+    tachycardia = {t["start_s"] for t in summary["tachycardia"] if t["kind"] == kind}
+    origin = summary["start"]
     if not runs:
         return []
     longest = max(runs, key=lambda r: (r["beats"], -r["start_s"]))
@@ -102,9 +106,10 @@ def _run_events(part: dict, name: str, letter: str, duration_s: float, fastest: 
     out = []
     for what, r in chosen:
         s, e = r["start_s"], r["end_s"]
+        named = f" ({kind})" if s in tachycardia else ""
         title = (
-            f"{what.capitalize()} {name} run: {r['beats']} {letter} beats at {_fmt_rate(r.get('rate_bpm'))}, "
-            f"{clock(s)}–{clock(e)} ({e - s:.1f} s)"
+            f"{what.capitalize()} {name} run{named}: {r['beats']} {letter} beats at {_fmt_rate(r.get('rate_bpm'))}, "
+            f"{at(s, origin)}–{at(e, origin)} ({e - s:.1f} s)"
         )
         kind = f"{letter.lower()}_run_" + what.replace(" and ", "_")
         out.append(
@@ -146,7 +151,8 @@ def _minute_events(summary: dict, time_s, valid, duration_s: float) -> list[Even
         start, strip_bpm = window_rate(time_s, valid, m0, min(m0 + 60.0, duration_s), fastest)
         start, end = strip_window(start, start + STRIP_S, duration_s, lead_in_s=0.0)
         title = (
-            f"{name} minute {clock(m0)}–{clock(m0 + 60)}: {bpm:.0f} bpm (its {name.lower()} 10 s: "
+            f"{name} minute {at(m0, summary['start'])}–{at(m0 + 60, summary['start'])}: {bpm:.0f} bpm (its "
+            f"{name.lower()} 10 s: "
             f"{_fmt_rate(strip_bpm)})"
         )
         out.append(
@@ -239,15 +245,16 @@ def select_events(
     time_s = scores.time_s.to_numpy(np.float64)
     valid = analysable(time_s, scores["class"].astype(str).to_numpy(), ())
     events = []
-    events += _run_events(summary["ventricular"], "ventricular", "V", duration_s, fastest=True)
-    events += _run_events(summary["supraventricular"], "supraventricular", "S", duration_s, fastest=False)
+    origin = summary["start"]  # the recording's, for clock times
+    events += _run_events(summary, "ventricular", "V", duration_s, fastest=True)
+    events += _run_events(summary, "supraventricular", "S", duration_s, fastest=False)
     if summary.get("pauses"):
         p = max(summary["pauses"], key=lambda p: (p["duration_s"], -p["start_s"]))
         s, e = p["start_s"], p["start_s"] + p["duration_s"]
         events.append(
             Event(
                 "pause_longest",
-                f"Longest pause: {p['duration_s']:.2f} s at {clock(s)} ({len(summary['pauses'])} pauses ≥ 2 s)",
+                f"Longest pause: {p['duration_s']:.2f} s at {at(s, origin)} ({len(summary['pauses'])} pauses ≥ 2 s)",
                 s,
                 *strip_window(s, e, duration_s),
                 span=(s, e),
@@ -261,7 +268,7 @@ def select_events(
         s, e = ep["start_s"], ep["end_s"]
         start, end = strip_window(s, s, duration_s, lead_in_s=3.0)
         rate = _local_rate(time_s, valid, s, min(e, end))
-        onset = "present from the start of the recording" if s < 1.0 else f"onset at {clock(s)}"
+        onset = "present from the start of the recording" if s < 1.0 else f"onset at {at(s, origin)}"
         title = (
             f"AF/flutter episode {k + 1} of {len(episodes)}, {onset}: {clock(e - s)} long, "
             f"{_fmt_rate(rate)} in the strip"
@@ -280,7 +287,7 @@ def select_events(
         )
     events += _beat_events(scores, time_s, valid, duration_s, max_beats)
     for k, ev in enumerate(events, 1):
-        ev.number = k
+        ev.number, ev.clock = k, at(ev.at_s, origin)
     return events
 
 
@@ -329,7 +336,7 @@ def _paper(ax, t0: float, t1: float, y0: float, y1: float) -> None:
 
 # the figure's layout (inches): margins left and right, a strip's title row, its time axis, the gap below it,
 # and the figure's header
-LEFT_IN, RIGHT_IN, TITLE_IN, AXIS_IN, GAP_IN, HEAD_IN = 0.55, 0.25, 0.32, 0.32, 0.18, 0.95
+LEFT_IN, RIGHT_IN, TITLE_IN, AXIS_IN, GAP_IN, HEAD_IN = 0.55, 0.25, 0.32, 0.32, 0.18, 1.15
 
 
 def _beat_marks(scores) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -354,8 +361,10 @@ def _strip_contents(events: list[Event], leads: dict, fs: float) -> list[tuple]:
     return drawn
 
 
-def _figure_header(fig, record: str, n_events: int, unit_note: str, fig_w: float, total_h: float) -> None:
-    """The figure's title, the note on the scale and the marks, and the classes' colour key."""
+def _figure_header(
+    fig, record: str, n_events: int, unit_note: str, start: str | None, fig_w: float, total_h: float
+) -> None:
+    """The figure's title, the notes on the times, the scale and the marks, and the classes' colour key."""
     fig.text(
         LEFT_IN / fig_w,
         1 - 0.25 / total_h,
@@ -364,12 +373,13 @@ def _figure_header(fig, record: str, n_events: int, unit_note: str, fig_w: float
         fontweight="bold",
         va="center",
     )
-    note = (
+    text = (
         f"10 s each at 25 mm/s: grid 0.2 s × 0.5 mV (minor 0.04 s × 0.1 mV), band-passed "
         f"{BAND_HZ[0]:g}–{BAND_HZ[1]:g} Hz{unit_note}.\nLetters: each beat's class at its R peak; ▼ flagged "
         f"beat (magenta: morphology, blue: rhythm); numbers at the bottom: RR intervals (s); shaded: the event."
+        f"\n{note(start)}"
     )
-    fig.text(LEFT_IN / fig_w, 1 - 0.5 / total_h, note, fontsize=8.5, va="top", color="#333333", linespacing=1.4)
+    fig.text(LEFT_IN / fig_w, 1 - 0.5 / total_h, text, fontsize=8.5, va="top", color="#333333", linespacing=1.4)
     x_key = 1 - (RIGHT_IN + 1.6) / fig_w
     fig.text(x_key - 0.1 / fig_w, 1 - 0.25 / total_h, "classes:", fontsize=9, ha="right", va="center")
     for k, (c, colour) in enumerate(CLASS_COLOURS.items()):
@@ -449,21 +459,22 @@ def _draw_beats(ax, marks: tuple, t0: float, t1: float, y0: float, y1: float) ->
             )
 
 
-def _style_axes(ax, t0: float, t1: float, y0: float, y1: float) -> None:
-    """Limits, clock-time ticks each second, no y axis, a light bottom spine."""
+def _style_axes(ax, t0: float, t1: float, y0: float, y1: float, start: str | None) -> None:
+    """Limits, ticks each second labelled with the time (:func:`beatflow.holter.clock.ticks`), no y axis, a
+    light bottom spine."""
     ax.set_xlim(t0, t1)
     ax.set_ylim(y0, y1)
     ax.set_yticks([])
-    ticks = np.arange(math.ceil(t0), t1 + 1e-9, 1.0)
-    ax.set_xticks(ticks)
-    ax.set_xticklabels([clock(s) for s in ticks], fontsize=7.5)
+    positions, labels = zip(*ticks(t0, t1, start, max_ticks=STRIP_S + 1, steps=(1,)), strict=True)
+    ax.set_xticks(positions)
+    ax.set_xticklabels(labels, fontsize=7.5)
     ax.tick_params(axis="x", length=2, pad=2)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     ax.spines["bottom"].set_color("#999999")
 
 
-def _draw_strip(fig, strip: tuple, marks: tuple, top: float, fig_w: float, total_h: float) -> None:
+def _draw_strip(fig, strip: tuple, marks: tuple, start: str | None, top: float, fig_w: float, total_h: float) -> None:
     """One event's strip, its top ``top`` inches from the figure's bottom: paper, the event's shading (and an
     AF onset's line), traces, beats, axes, and the title row."""
     ev, t, traces, bands, h_mv = strip
@@ -481,7 +492,7 @@ def _draw_strip(fig, strip: tuple, marks: tuple, top: float, fig_w: float, total
         ax.axvline(ev.at_s, color="#e07000", lw=1.2, ls="--", zorder=1)
     _draw_traces(ax, t, traces, bands, t0, y1)
     _draw_beats(ax, marks, t0, t1, y0, y1)
-    _style_axes(ax, t0, t1, y0, y1)
+    _style_axes(ax, t0, t1, y0, y1, start)
     rate = "" if ev.rate_bpm is None else f"  ·  {ev.rate_bpm:.0f} bpm"
     fig.text(
         LEFT_IN / fig_w,
@@ -503,7 +514,9 @@ def _draw_strip(fig, strip: tuple, marks: tuple, top: float, fig_w: float, total
     )
 
 
-def draw_strips(events: list[Event], leads: dict, fs: float, scores, record: str, unit_note: str = ""):
+def draw_strips(
+    events: list[Event], leads: dict, fs: float, scores, record: str, start: str | None = None, unit_note: str = ""
+):
     """The strips' figure: one strip per event, stacked, each with its title (see the module docstring).
 
     Parameters
@@ -518,6 +531,8 @@ def draw_strips(events: list[Event], leads: dict, fs: float, scores, record: str
         ``scores.parquet`` (``time_s``, ``class``, ``anomaly``, ``reason``): the beats' marks.
     record : str
         The record's name, in the title.
+    start : str, optional
+        The recording's start (ISO 8601): clock times on the axes; None, elapsed times (said in the header).
     unit_note : str, optional
         Appended to the note on the scale.
 
@@ -533,13 +548,13 @@ def draw_strips(events: list[Event], leads: dict, fs: float, scores, record: str
     total_h = HEAD_IN + sum(heights) + 0.1 if drawn else HEAD_IN + 0.6
     fig_w = LEFT_IN + STRIP_S * INCH_PER_S + RIGHT_IN
     fig = Figure(figsize=(fig_w, total_h), dpi=DPI)
-    _figure_header(fig, record, len(events), unit_note, fig_w, total_h)
+    _figure_header(fig, record, len(events), unit_note, start, fig_w, total_h)
     if not drawn:
         fig.text(LEFT_IN / fig_w, 1 - (HEAD_IN + 0.3) / total_h, "No events in this record.", fontsize=11)
         return fig
     top = total_h - HEAD_IN
     for strip, h_in in zip(drawn, heights, strict=True):
-        _draw_strip(fig, strip, marks, top, fig_w, total_h)
+        _draw_strip(fig, strip, marks, start, top, fig_w, total_h)
         top -= h_in
     return fig
 
@@ -625,7 +640,7 @@ def write_strips(
     fs, names = signal_info(signal_path)
     leads, _ = read_signal(signal_path, select_backend("cpu"), names[:3])
     events = select_events(summary, scores, max_af, max_beats, duration_s=len(leads[names[0]]) / fs)
-    fig = draw_strips(events, leads, fs, scores, record)
+    fig = draw_strips(events, leads, fs, scores, record, summary["start"])
     with atomic_path(Path(png_path)) as tmp:
         save_png(fig, tmp)
     if json_path is not None:
