@@ -306,3 +306,26 @@ def test_heart_rate_legend_outside_the_plot_each_entry_with_its_symbol():
 
     renderer = FigureCanvasAgg(png).get_renderer()
     assert legend.get_window_extent(renderer).y1 < png.axes[0].get_window_extent(renderer).y0  # below the plot
+
+
+def test_cohort_figure_axes_in_words_with_units():
+    from beatflow.report.cohort import cohort_plot, summary_table
+    from beatflow.report.colours import REASON_COLOURS
+
+    rows = [
+        {"record": r, "duration_s": 3600.0, "anomalies": a + b, "anomalies_morphology": a, "anomalies_rhythm": b}
+        | {"mean_hr_bpm": hr}
+        for r, a, b, hr in (("p01", 10, 5, 61.0), ("p02", 30, 2, 88.5))
+    ]
+    plot = cohort_plot(summary_table(rows))
+    model = bokeh_model(plot)
+    figures = [child[0] for child in model.children]
+    assert [f.yaxis[0].axis_label for f in figures] == ["flagged beats per hour (1/h)", "mean heart rate (bpm)"]
+    assert [f.xaxis[0].axis_label for f in figures] == ["record", "record"]
+    png = load_holoviews().render(plot, backend="matplotlib")
+    assert "mean_hr_bpm" not in {t.get_text() for ax in png.axes for t in (ax.yaxis.label, ax.xaxis.label, ax.title)}
+    (legend,) = [ax.get_legend() for ax in png.axes if ax.get_legend()]
+    colours = [tuple(np.round(h.get_facecolor()[:3], 3)) for h in legend.legend_handles]
+    from matplotlib.colors import to_rgb
+
+    assert colours == [tuple(np.round(to_rgb(REASON_COLOURS[r]), 3)) for r in ("morphology", "rhythm")]

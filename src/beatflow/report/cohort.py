@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from beatflow.report.colours import REASON_COLOURS
+
 log = logging.getLogger("beatflow")
 
 
@@ -60,7 +62,8 @@ def summary_table(rows: list[dict]):
 
 
 def cohort_plot(table):
-    """Anomalies per hour by reason, one bar per record, and each record's mean heart rate."""
+    """Anomalies per hour by reason (stacked), one bar per record, and each record's mean heart rate: the axes
+    in words with their units."""
     from beatflow.report.plots import load_holoviews
 
     hv = load_holoviews()
@@ -70,12 +73,22 @@ def cohort_plot(table):
         for r, h, m, rh in zip(table.record, hours, table.anomalies_morphology, table.anomalies_rhythm, strict=True)
         for reason, n in (("morphology", m), ("rhythm", rh))
     ]
-    bars = hv.Bars(long, kdims=["record", "reason"], vdims=["anomalies per hour"])
-    rate = hv.Bars(table[["record", "mean_hr_bpm"]], kdims=["record"], vdims=["mean_hr_bpm"])
+    record = hv.Dimension("record", label="record")
+    reason = hv.Dimension("reason", label="flagged for")
+    per_hour = hv.Dimension("anomalies_per_hour", label="flagged beats per hour (1/h)")
+    rate = hv.Dimension("mean_hr_bpm", label="mean heart rate (bpm)")
     title = f"cohort of {len(table)} record(s)"
-    return (bars.relabel(f"{title}: anomalies per hour") + rate.relabel("mean heart rate (bpm)")).opts(
+    bars = hv.Bars(long, kdims=[record, reason], vdims=[per_hour]).relabel(f"{title}: flagged beats per hour")
+    rates = hv.Bars(table[["record", "mean_hr_bpm"]], kdims=[record], vdims=[rate]).relabel("mean heart rate")
+    colour = hv.dim("reason").categorize(REASON_COLOURS)
+    bars = bars.opts(
+        hv.opts.Bars(color=colour, xlabel="record", legend_position="right", backend="bokeh"),
+        hv.opts.Bars(color=colour, xlabel="record", legend_position="right", backend="matplotlib"),
+    )
+    return (bars + rates).opts(
         hv.opts.Bars(stacked=True, width=600, height=350, xrotation=45, tools=["hover"], backend="bokeh"),
         hv.opts.Bars(stacked=True, xrotation=45, fig_inches=(6, 3.5), backend="matplotlib"),
+        hv.opts.Layout(hspace=0.9, sublabel_format="", backend="matplotlib"),  # room for the first legend
     )
 
 
