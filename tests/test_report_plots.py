@@ -216,6 +216,7 @@ def test_gallery_labels_beside_the_traces_and_a_title_that_fits():
     L = 250
     rows = np.sin(np.linspace(0, 6, L))[None, :].repeat(3, axis=0) * [[1.0], [1.5], [0.5]]
     info = scores_rows().iloc[[3, 13, 23]].assign(rr_before_s=0.5, rr_after_s=1.1)
+    info.loc[23, "family"] = -1  # unlike every family
     plot = gallery_plot(rows, rows[0], info, FS, "MLII", "record_with_a_long_name_208", 0.25, "2026-11-29T08:00:00")
     model = bokeh_model(plot)
     from bokeh.models import ColumnDataSource, MultiLine
@@ -226,6 +227,7 @@ def test_gallery_labels_beside_the_traces_and_a_title_that_fits():
     (labels,) = texts
     assert min(labels.data[list(labels.data)[0]]) > right  # every label starts right of every trace
     assert labels.data["beat"][0] == "beat 3 at 08:00:02, class V, family 1\nmorphology 2.02, RR 0.50 / 1.10 s"
+    assert labels.data["beat"][2].startswith("beat 23 at 08:00:18, class V, no family\n")
     width, _, _ = TextToPath().get_text_width_height_descent(
         model.title.text, FontProperties(size=13, weight="bold"), ismath=False
     )

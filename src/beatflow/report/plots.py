@@ -479,10 +479,14 @@ def _rr_text(beat) -> str:
 
 
 def _class_of(beat) -> str:
-    """``", class V, family 2"`` for a scores row with a class (``""`` without)."""
+    """``", class V, family 2"`` for a scores row with a class (``", no family"`` for family −1; ``""`` without a
+    class)."""
     if "class" not in beat:
         return ""
-    return f", class {beat['class']}, family {int(beat['family'])}" if "family" in beat else f", class {beat['class']}"
+    if "family" not in beat:
+        return f", class {beat['class']}"
+    family = int(beat["family"])
+    return f", class {beat['class']}, " + (f"family {family}" if family >= 0 else "no family")
 
 
 def _coloured(path, color: str):
