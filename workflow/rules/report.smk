@@ -1,6 +1,6 @@
 rule holter_report:
-    """The record's report page (holter.json as a Holter report's tables, the list of event strips, with truth
-    the figures against the reference) and the event strips: 10 s of every lead for each event a cardiologist
+    """The record's report page (holter.json as a Holter report's tables, the event strips' list and figure, with
+    truth the figures against the reference) and the event strips: 10 s of every lead for each event a cardiologist
     checks (longest and fastest V run, longest pause, fastest and slowest minute, AF onsets, the most anomalous
     beats by reason and family). CPU only: it holds no GPU slot. The subcategories' numbers order the
     record's part of the report (Snakemake sorts them by name)."""
