@@ -111,7 +111,7 @@ def test_joint_evidence_combines_both_parts():
 
 
 def test_score_table_classes_and_families_make_anomalies():
-    """The contract columns ``class`` and ``family``; a beat classed S, V or F, or kept with a shape unlike any
+    """The contract columns ``class``, ``family`` and ``class_p``; a beat classed S, V or F, or kept with a shape unlike any
     family (family -1), is an anomaly even below score 1; Q (no shape) and N below 1 are not."""
     beats = pd.DataFrame(
         {
@@ -133,8 +133,12 @@ def test_score_table_classes_and_families_make_anomalies():
         split,
         np.array(["N", "V", "S", "F", "N", "N", "Q"]),
         np.array([0, 1, 0, 2, -1, 0, -1]),
+        np.linspace(0.4, 1.0, 7),
     )
-    assert list(table.columns) == ["beat", "peak", "time_s", "split", "score", "anomaly", "reason", "class", "family"]
+    assert list(table.columns) == [
+        *("beat", "peak", "time_s", "split", "score", "anomaly", "reason", "class", "family", "class_p")
+    ]
+    np.testing.assert_allclose(table.class_p, np.linspace(0.4, 1.0, 7))
     assert table.anomaly.tolist() == [False, True, True, True, True, False, False]
     assert table["class"].tolist() == ["N", "V", "S", "F", "N", "N", "Q"] and table.family.dtype == np.int64
     assert (table.reason[table.anomaly] != "").all() and (table.reason[~table.anomaly] == "").all()

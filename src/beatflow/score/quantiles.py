@@ -1,5 +1,5 @@
 """Rolling quantiles of a per-beat series over the usable values nearest each beat (the local reference RR and
-its spread, in :mod:`beatflow.score.scores` and :mod:`beatflow.score.classes`)."""
+its spread, in :mod:`beatflow.score.scores`)."""
 
 from __future__ import annotations
 

@@ -12,10 +12,11 @@ from the model's row template) lies relative to the training beats, over a chi-s
 them; the row is judged at its closest T-wave alignment, and the beat after an anomalous one with its head
 (the previous beat's spill) from the template.
 
-Each beat also gets an AAMI class and a morphology family (:mod:`beatflow.score.classes`), from the same latent
-means, the rows' QRS complexes and the same timing (:func:`timing`). ``anomaly`` is ``score > 1``, or a class
-``S``, ``V`` or ``F``, or a kept beat unlike any family (family −1); ``reason`` names the larger part of the
-score either way.
+Each beat also gets an AAMI class and its probability ``class_p`` from the shipped beat classifier
+(:mod:`beatflow.classify`: the record's leads and R peaks, on the CPU on both backends), and each kept beat a
+morphology family (:mod:`beatflow.score.families`, from the latent means and the rows' QRS complexes).
+``anomaly`` is ``score > 1``, or a class ``S``, ``V`` or ``F``, or a kept beat unlike any family (family −1);
+``reason`` names the larger part of the score either way.
 """
 
 from __future__ import annotations
@@ -173,9 +174,11 @@ def score_table(
     split: np.ndarray,
     beat_class: np.ndarray | None = None,
     family: np.ndarray | None = None,
+    class_p: np.ndarray | None = None,
 ):
-    """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, ``rhythm``, ``beat_class``
-    and ``family`` per beat, in order (no classes: every kept beat ``N`` of family 0, pruned ones ``Q``, −1).
+    """The ``scores.parquet`` table; ``morph_ratio`` and ``split`` are per kept beat, ``rhythm``, ``beat_class``,
+    ``family`` and ``class_p`` per beat, in order (no classes: every kept beat ``N`` of family 0, pruned ones
+    ``Q``, −1, each with ``class_p`` 1).
     A beat is an anomaly when its score passes 1, its class is ``S``, ``V`` or ``F``, or it is kept and its
     shape is unlike any family (family −1); ``reason`` names the larger part of the score."""
     import pandas as pd
@@ -184,6 +187,7 @@ def score_table(
     if beat_class is None:
         beat_class = np.where(kept, "N", "Q")
         family = np.where(kept, 0, -1)
+        class_p = np.ones(len(kept))
     morph, score = combined(morph_ratio, rhythm, kept)
     anomaly = (score > 1) | np.isin(beat_class, ("S", "V", "F")) | (kept & (family < 0))
     reason = np.where(~anomaly, "", np.where(np.nan_to_num(morph, nan=-1) >= rhythm, "morphology", "rhythm"))
@@ -200,6 +204,7 @@ def score_table(
             "reason": reason.astype(str),
             "class": np.asarray(beat_class).astype(str),
             "family": np.asarray(family, dtype=np.int64),
+            "class_p": np.asarray(class_p, dtype=np.float64),
         }
     )
 
@@ -219,7 +224,7 @@ def _check_embedding(rows, hparams: dict, record: str, path) -> None:
 
 def _anomaly_ratios(model, hparams: dict, beats, fs: float, bounds: dict, x, train_rows, p: ScoreParams):
     """The morphology and rhythm ratios of the beats; a beat after an anomalous one is judged again with the
-    template's head. Returns ``(judge, morph, latent, rhythm, parts, after)``."""
+    template's head. Returns ``(judge, morph, latent, rhythm, after)``."""
     from beatflow.learn.model import peak_offset
     from beatflow.learn.train import stretch_pivot
     from beatflow.score.morphology import QRS_BEFORE_PEAK_S, Morphology, alignments, rows_after_anomalies
@@ -234,7 +239,7 @@ def _anomaly_ratios(model, hparams: dict, beats, fs: float, bounds: dict, x, tra
     if after.size:
         end = peak_offset(beats) - round(QRS_BEFORE_PEAK_S * fs)
         morph[after], latent[after] = judge.ratio_with_template_head(x, after, end)
-    return judge, morph, latent, rhythm, parts, after
+    return judge, morph, latent, rhythm, after
 
 
 def _latent_table(beats, test_rows, latent: np.ndarray, table):
@@ -299,14 +304,15 @@ def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> 
     """
     import torch
 
-    from beatflow.backend import torch_device
+    from beatflow.backend import Backend, torch_device
+    from beatflow.classify.model import classify
     from beatflow.io import arrays
-    from beatflow.io.tables import beats_parameters, read_frame, signal_info, write_frame
+    from beatflow.io.tables import beats_parameters, read_frame, read_signal, signal_info, write_frame
     from beatflow.learn.model import load_model, peak_offset, split_indices
     from beatflow.learn.train import as_tensor, kept_lengths
-    from beatflow.score.classes import classify
+    from beatflow.score.families import families
 
-    fs, _ = signal_info(inputs["signal"])
+    fs, leads = signal_info(inputs["signal"])
     beats = read_frame(inputs["beats"], columns=["beat", "peak", "start", "length", "kept"])
     bounds = beats_parameters(inputs["beats"])
     device = torch_device(backend)
@@ -318,13 +324,15 @@ def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> 
     train_rows, test_rows = split_indices(len(x), hparams["train_fraction"], hparams["seed"])
     split = np.full(len(x), "test", dtype=object)
     split[train_rows] = "train"
-    judge, morph, latent, rhythm, parts, after = _anomaly_ratios(model, hparams, beats, fs, bounds, x, train_rows, p)
+    judge, morph, latent, rhythm, after = _anomaly_ratios(model, hparams, beats, fs, bounds, x, train_rows, p)
     kept, peaks = beats.kept.to_numpy(), beats.peak.to_numpy()
     latent_z = (latent - judge.centre.cpu().numpy()) / judge.spread.cpu().numpy()
-    beat_class, family = classify(
-        peaks, kept, x, model.scale, peak_offset(beats), fs, latent_z, morph <= np.median(morph), parts
-    )
-    table = score_table(beats, fs, morph, rhythm, split, beat_class, family)
+    family = np.full(len(beats), -1, dtype=np.int64)
+    if kept.any():
+        family[kept] = families(x, model.scale, peak_offset(beats), fs, latent_z, morph <= np.median(morph))
+    signals, _ = read_signal(inputs["signal"], Backend("cpu", np, "host"), leads[:2])  # classes: on the host
+    beat_class, class_p = classify([signals[name] for name in leads[:2]], fs, peaks)
+    table = score_table(beats, fs, morph, rhythm, split, beat_class, family, class_p)
     write_frame(table, outputs["scores"], {"backend": backend.name, "device": backend.detail})
     write_frame(_latent_table(beats, test_rows, latent, table), outputs["latent"])
     _log_scores(record, table, p, judge, after)

@@ -1,0 +1,104 @@
+"""The beat classifier out of database: fit on one database, score the other (``../shared/mitdb`` ↔
+``../shared/svdb``), both ways, and on records held out by record over both; EC57 VEB/SVEB on every beat
+beatflow's detector finds (:mod:`beatflow.classify.fit`, which also remakes the shipped model).
+
+    python -m benchmarks.classes      # benchmarks/results/classes-<date>.json, docs/classes.md
+
+Every number in the JSON and the Markdown is this script's output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from benchmarks.common import RESULTS, ROOT, machine, pct, today, write_json
+
+DOC = ROOT / "docs" / "classes.md"
+
+
+def gross_table(report: dict) -> list[str]:
+    rows = [
+        "| fitted on → scored on | records | V | V Se % | V +P % | S | S Se % | S +P % | N classed other, median % |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, figures in report.items():
+        g = figures["gross"]
+        rows.append(
+            f"| {name} | {g['records']} | {g['V']['n']} | {pct(g['V']['gross_se'])} | {pct(g['V']['gross_ppv'])} "
+            f"| {g['S']['n']} | {pct(g['S']['gross_se'])} | {pct(g['S']['gross_ppv'])} "
+            f"| {pct(g['normal_misclassified_median'])} |"
+        )
+    return rows
+
+
+def confusion_table(confusion: dict) -> list[str]:
+    columns = list(next(iter(confusion.values())))
+    rows = ["| reference | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    rows += [f"| {r} | " + " | ".join(str(confusion[r][c]) for c in columns) + " |" for r in confusion]
+    return rows
+
+
+def record_table(records: dict) -> list[str]:
+    rows = [
+        "| record | V | V Se % | V +P % | S | S Se % | S +P % | N classed other % |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, f in records.items():
+        rows.append(
+            f"| {name} | {f['V']['n']} | {pct(f['V']['se'])} | {pct(f['V']['ppv'])} | {f['S']['n']} "
+            f"| {pct(f['S']['se'])} | {pct(f['S']['ppv'])} | {pct(f['normal_misclassified'])} |"
+        )
+    return rows
+
+
+def markdown(report: dict, seconds: float) -> str:
+    out = [
+        "# Beat classes out of database",
+        "",
+        "Written by `python -m benchmarks.classes` (do not edit). The classifier (`beatflow.classify`, design note "
+        "§8) fitted on one database and scored on the other, on every beat beatflow's detector finds (default "
+        "config, CPU), counted as EC57 counts VEB and SVEB: a detected beat matches a reference beat within "
+        "150 ms; V +P leaves out detections of reference F and Q beats, S +P those of Q; ventricular "
+        "flutter/fibrillation left out; gross figures sum over records before dividing. The shipped model is "
+        "fitted on both databases; the rows marked *in database* score records the model was fitted on and "
+        f"are shown only for contrast. {seconds:.0f} s on this machine.",
+        "",
+        *gross_table(report),
+    ]
+    for name, figures in report.items():
+        if "in database" in name:
+            continue
+        out += [
+            "",
+            f"## {name}",
+            "",
+            "Confusion (rows: reference class, `-` = no reference beat; columns: class given, `-` = missed):",
+            "",
+            *confusion_table(figures["gross"]["confusion"]),
+            "",
+        ]
+        out += record_table(figures["records"])
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    from beatflow.classify.fit import DATABASES, cross_database
+    from beatflow.classify.dataset import database_rows
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cache", type=Path, default=ROOT / "data" / "classify", help="features kept here")
+    parser.add_argument("--json", type=Path, default=RESULTS / f"classes-{today()}.json")
+    parser.add_argument("--md", type=Path, default=DOC)
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    report = cross_database(*(database_rows(d, args.cache) for d in DATABASES))
+    seconds = time.perf_counter() - t0
+    write_json(args.json, {"machine": machine(("lightgbm", "numpy", "scipy")), "seconds": seconds, **report})
+    args.md.write_text(markdown(report, seconds))
+    print(f"wrote {args.json} and {args.md}")
+
+
+if __name__ == "__main__":
+    main()

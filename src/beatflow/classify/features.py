@@ -1,0 +1,258 @@
+"""Per-beat features of the beat classifier, in units that hold across sampling rates, leads and patients:
+every interval is a ratio to the beat's own local rhythm, every shape a correlation or log ratio against the
+record's own sinus template, every lead-wise figure summarised over the leads (so that neither the leads' order
+nor their names matter).
+
+1. *Band-pass* each lead (:data:`BAND_HZ`, :func:`beatflow.dsp.filters.band_pass`) and resample it to
+   :data:`FEATURE_FS`, so that widths, slopes and noise read alike at any sampling rate.
+2. *Local rhythm*: RR before and after each beat, their running median and upper quartile over
+   :data:`LOCAL_BEATS` intervals each side, and the running median successive difference (irregularity:
+   atrial fibrillation; against the interval two before, so that bigeminy is not), and the slow rhythm (upper
+   decile over :data:`WIDE_BEATS` each side: the sinus interval where premature beats outnumber sinus ones)
+   — after de Chazal et al. 2004 (local and average RR) and Teijeiro et al. 2018 (rhythm context).
+3. *Sinus template*: the median beat of the regular beats (both intervals within :data:`REGULAR` of the local
+   median, at a regular stretch), so that the template is the sinus beat even where premature beats
+   outnumber it; each beat aligned to it at the best shift within :data:`SHIFT_S`.
+4. *Shape*: per window (P wave, QRS, T wave: :data:`WINDOWS_S`) and lead, the correlation with the template
+   and the log RMS ratio to it; the QRS width (RMS time spread of its slope energy) in seconds and as a log
+   ratio; the beat's high-frequency content against the template's (noise).
+5. *Context*: the previous and next beats' QRS correlation and prematurity (runs, couplets), and the running
+   median of the P-wave and QRS correlations (P waves absent for a stretch: atrial fibrillation or flutter).
+6. *Family*: the record's beats grouped by shape (:data:`FAMILIES`, k-means over :data:`FAMILY_BY`), and per
+   beat its family's share of the record and median prematurity, P-wave and QRS correlation, so that one
+   record's beats of one shape agree (a ventricular family is premature as a whole, without P waves).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+BAND_HZ = (0.5, 40.0)
+FEATURE_FS = 250.0  # shapes are compared at this rate, whatever the record's (128-500 Hz alike)
+WINDOWS_S = {"p": (-0.30, -0.08), "qrs": (-0.10, 0.12), "t": (0.12, 0.40)}  # about the R peak
+SHIFT_S = 0.05  # a beat is aligned to the template at its best shift within this
+LOCAL_BEATS = 16  # the local rhythm: running statistics over this many intervals each side
+WIDE_BEATS = 64  # the slowest local rhythm (sinus where premature beats are the majority): this many each side
+SUSTAINED_BEATS = 256  # ... and over this many each side (the sinus interval around a sustained tachycardia)
+REGULAR = 0.15  # a regular beat: both its intervals within this fraction of the local median
+MIN_REGULAR = 20  # fewer regular beats than this: the template is the median of every beat
+TEMPLATE_BEATS = 4096  # the template is the median of at most this many beats, spread over the record
+ALIGN_PASSES = 2
+FAMILIES = 8  # shape groups of a record (k-means over its beats' QRS and T-wave features)
+FAMILY_BY = ("qrs_corr_mean", "qrs_amp_mean", "qrs_width_ratio", "t_corr_mean", "t_amp_mean")
+CHUNK = 16384  # beats whose windows are cut at a time
+
+TIMING = (
+    "rr_pre_local",
+    "rr_pre_upper",
+    "rr_post_local",
+    "rr_post_pre",
+    "rr_pre_prev",
+    "rr_pre_slow",
+    "rr_pre_sustained",
+    "irregularity",
+    "irregularity_alternate",
+    "rr_pre_s",
+    "rr_local_s",
+    "prev_rr_pre_local",
+    "next_rr_post_local",
+)
+SHAPE = tuple(f"{w}_{m}_{agg}" for w in WINDOWS_S for m in ("corr", "amp") for agg in ("mean", "min", "max")) + (
+    "qrs_width_s",
+    "qrs_width_ratio",
+    "noise_max",
+    "prev_qrs_corr",
+    "next_qrs_corr",
+    "local_p_corr",
+    "local_qrs_corr",
+    "p_corr_contrast",
+    "qrs_corr_contrast",
+    "family_share",
+    "family_rr_pre_local",
+    "family_p_corr",
+    "family_qrs_corr",
+)
+NAMES = TIMING + SHAPE
+
+
+def _rolling(values: np.ndarray, size: int, q: float) -> np.ndarray:
+    """The running ``q`` percentile of ``values`` over ``size`` values centred on each (NaNs ignored)."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    padded = np.pad(values, size // 2, mode="edge")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN window gives NaN
+        return np.nanpercentile(sliding_window_view(padded, size), q, axis=1)
+
+
+def timing(peaks: np.ndarray, fs: float) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Each beat's interval features (step 2 of the module docstring), and which beats are regular (step 3).
+    ``irregularity_alternate`` compares each interval with the one two before: low in bigeminy, high in
+    atrial fibrillation."""
+    rr = np.diff(peaks.astype(np.float64)) / fs
+    pre = np.r_[np.nan, rr]
+    post = np.r_[rr, np.nan]
+    size = 2 * LOCAL_BEATS + 1
+    local = _rolling(pre, size, 50)
+    upper = _rolling(pre, size, 75)
+    diff = np.abs(np.r_[np.nan, np.diff(pre)])
+    irregular = _rolling(diff, size, 50) / local
+    alternate = _rolling(np.abs(pre - np.r_[np.nan, np.nan, pre[:-2]]), size, 50) / local
+    slow = _rolling(pre, 2 * WIDE_BEATS + 1, 90)
+    sustained = _rolling(pre, 2 * SUSTAINED_BEATS + 1, 90)
+    prev = np.r_[np.nan, pre[:-1]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pre_local, post_local = pre / local, post / local
+        out = {
+            "rr_pre_local": pre_local,
+            "rr_pre_upper": pre / upper,
+            "rr_post_local": post_local,
+            "rr_post_pre": post / pre,
+            "rr_pre_prev": pre / prev,
+            "rr_pre_slow": pre / slow,
+            "rr_pre_sustained": pre / sustained,
+            "irregularity": irregular,
+            "irregularity_alternate": alternate,
+            "rr_pre_s": pre,
+            "rr_local_s": local,
+            "prev_rr_pre_local": np.r_[np.nan, pre_local[:-1]],
+            "next_rr_post_local": np.r_[post_local[1:], np.nan],
+        }
+        regular = (np.abs(pre_local - 1) < REGULAR) & (np.abs(post_local - 1) < REGULAR) & (irregular < REGULAR)
+    return out, regular
+
+
+def _cut(x: np.ndarray, centres: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """``[beats, leads, hi - lo]`` windows of ``x`` ``[leads, n]`` from ``centre + lo`` to ``centre + hi``,
+    clipped at the record's edges."""
+    idx = np.clip(centres[:, None] + np.arange(lo, hi)[None, :], 0, x.shape[1] - 1)
+    return np.ascontiguousarray(x[:, idx].transpose(1, 0, 2))
+
+
+def _centred(w: np.ndarray) -> np.ndarray:
+    return w - w.mean(-1, keepdims=True)
+
+
+def _corr_amp(w: np.ndarray, template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per beat and lead, the correlation of windows ``w`` ``[beats, leads, W]`` with ``template``
+    ``[leads, W]`` and the log RMS ratio."""
+    a, b = _centred(w), _centred(template)[None]
+    na, nb = np.sqrt((a * a).sum(-1)), np.sqrt((b * b).sum(-1))
+    corr = (a * b).sum(-1) / np.maximum(na * nb, 1e-12)
+    return corr, np.log(np.maximum(na, 1e-9) / np.maximum(nb, 1e-9))
+
+
+def _spread(w: np.ndarray) -> np.ndarray:
+    """RMS time spread (samples) of the slope energy of ``w`` ``[..., leads, W]`` summed over leads, above its
+    median (the noise floor)."""
+    e = np.diff(w, axis=-1) ** 2
+    e = e.sum(-2)
+    e = np.maximum(e - np.median(e, -1, keepdims=True), 0)
+    t = np.arange(e.shape[-1], dtype=np.float64)
+    total = np.maximum(e.sum(-1), 1e-30)
+    centre = (e * t).sum(-1) / total
+    return np.sqrt((e * (t - centre[..., None]) ** 2).sum(-1) / total)
+
+
+def _best_shift(x: np.ndarray, peaks: np.ndarray, template: np.ndarray, lo: int, shift: int) -> np.ndarray:
+    """Per beat, the shift within ``±shift`` samples where its QRS correlates best with ``template``
+    ``[leads, W]`` (summed over leads), its window starting ``lo`` samples from the peak."""
+    width = template.shape[-1]
+    w = _cut(x, peaks, lo - shift, lo + width + shift)
+    b = _centred(template)[None]
+    best = np.full(len(peaks), -np.inf)
+    out = np.zeros(len(peaks), np.int64)
+    for s in range(2 * shift + 1):
+        seg = _centred(w[..., s : s + width])
+        c = ((seg * b).sum(-1) / np.maximum(np.sqrt((seg * seg).sum(-1) * (b * b).sum(-1)), 1e-12)).sum(-1)
+        better = c > best
+        best[better], out[better] = c[better], s - shift
+    return out
+
+
+def _samples(fs: float, window: tuple[float, float]) -> tuple[int, int]:
+    return round(window[0] * fs), max(round(window[0] * fs) + 3, round(window[1] * fs))
+
+
+def shape(x: np.ndarray, peaks: np.ndarray, fs: float, regular: np.ndarray) -> dict[str, np.ndarray]:
+    """Each beat's shape features (steps 3–4 of the module docstring) from band-passed leads ``x``
+    ``[leads, n]``."""
+    n = len(peaks)
+    shift = max(1, round(SHIFT_S * fs))
+    spans = {name: _samples(fs, w) for name, w in WINDOWS_S.items()}
+    chosen = np.flatnonzero(regular) if regular.sum() >= MIN_REGULAR else np.arange(n)
+    chosen = chosen[:: max(1, len(chosen) // TEMPLATE_BEATS)]
+    lo, hi = spans["qrs"]
+    aligned = peaks
+    for _ in range(ALIGN_PASSES):  # each pass: the template of the aligned beats, the beats aligned to it
+        template = np.median(_cut(x, aligned[chosen], lo, hi), 0)
+        aligned = peaks + _best_shift(x, peaks, template, lo, shift)
+    templates = {k: np.median(_cut(x, aligned[chosen], a, b), 0) for k, (a, b) in spans.items()}
+    whole = (spans["p"][0], spans["t"][1])
+    template_noise = np.sqrt((np.diff(np.median(_cut(x, aligned[chosen], *whole), 0), axis=-1) ** 2).mean(-1))
+    template_width = _spread(templates["qrs"][None])[0]
+    out = {name: np.empty(n) for name in SHAPE}
+    for start in range(0, n, CHUNK):
+        rows = slice(start, min(n, start + CHUNK))
+        centres = aligned[rows]
+        for k, (a, b) in spans.items():
+            w = _cut(x, centres, a, b)
+            corr, amp = _corr_amp(w, templates[k])
+            for m, v in (("corr", corr), ("amp", amp)):
+                out[f"{k}_{m}_mean"][rows] = v.mean(-1)
+                out[f"{k}_{m}_min"][rows] = v.min(-1)
+                out[f"{k}_{m}_max"][rows] = v.max(-1)
+            if k == "qrs":
+                width = _spread(w)
+                out["qrs_width_s"][rows] = width / fs
+                out["qrs_width_ratio"][rows] = np.log(np.maximum(width, 1e-6) / max(template_width, 1e-6))
+        noise = np.sqrt((np.diff(_cut(x, centres, *whole), axis=-1) ** 2).mean(-1))
+        out["noise_max"][rows] = np.log(np.maximum(noise, 1e-12) / np.maximum(template_noise, 1e-12)[None]).max(-1)
+    corr = out["qrs_corr_mean"]
+    out["prev_qrs_corr"] = np.r_[np.nan, corr[:-1]]
+    out["next_qrs_corr"] = np.r_[corr[1:], np.nan]
+    out["local_p_corr"] = _rolling(out["p_corr_mean"], 2 * LOCAL_BEATS + 1, 50)
+    out["local_qrs_corr"] = _rolling(corr, 2 * LOCAL_BEATS + 1, 50)
+    out["p_corr_contrast"] = out["p_corr_mean"] - out["local_p_corr"]
+    out["qrs_corr_contrast"] = corr - out["local_qrs_corr"]
+    return out
+
+
+def beat_features(signals: list[np.ndarray], fs: float, peaks: np.ndarray) -> np.ndarray:
+    """``[beats, len(NAMES)]`` float32 features of the beats at ``peaks`` (samples, increasing) of the leads
+    ``signals`` (raw, any units; the first two are used)."""
+    from fractions import Fraction
+
+    from scipy.signal import resample_poly
+
+    from beatflow.dsp.filters import band_pass
+
+    peaks = np.asarray(peaks, dtype=np.int64)
+    x = band_pass([np.asarray(s, np.float32) for s in signals[:2]], fs, *BAND_HZ, np)
+    rate = Fraction(FEATURE_FS / fs).limit_denominator(1000)
+    x = resample_poly(x, rate.numerator, rate.denominator, axis=1).astype(np.float64)
+    t, regular = timing(peaks, fs)
+    s = shape(x, np.round(peaks * float(rate)).astype(np.int64), FEATURE_FS, regular)
+    s.update(family(t, s))
+    return np.column_stack([t[name] for name in TIMING] + [s[name] for name in SHAPE]).astype(np.float32)
+
+
+def family(t: dict[str, np.ndarray], s: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The family features (step 6 of the module docstring) from the timing and shape features."""
+    from beatflow.classify.kmeans import kmeans
+
+    f = np.nan_to_num(np.column_stack([s[name] for name in FAMILY_BY]))
+    spread = 1.4826 * np.median(np.abs(f - np.median(f, 0)), 0)
+    label = kmeans(f / np.maximum(spread, 1e-3), FAMILIES)
+    out = {name: np.empty(len(f)) for name in ("family_rr_pre_local", "family_p_corr", "family_qrs_corr")}
+    out["family_share"] = np.bincount(label)[label] / len(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a family of beats without intervals: NaN
+        for k in np.unique(label):
+            rows = label == k
+            out["family_rr_pre_local"][rows] = np.nanmedian(t["rr_pre_local"][rows])
+            out["family_p_corr"][rows] = np.nanmedian(s["p_corr_mean"][rows])
+            out["family_qrs_corr"][rows] = np.nanmedian(s["qrs_corr_mean"][rows])
+    return out

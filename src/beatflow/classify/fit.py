@@ -1,0 +1,127 @@
+"""Fit the beat classifier on annotated WFDB records and measure it out of database.
+
+    python -m beatflow.classify.fit   # ../shared/mitdb and ../shared/svdb → beat_classes.json
+    python -m benchmarks.classes      # the out-of-database figures (:func:`cross_database`)
+
+Each database is a group: the model fitted on one is scored on the other (EC57 VEB/SVEB, every detected
+beat), both ways, then on records held out by record (``FOLDS``-fold, grouped by record over both databases);
+the shipped model is fitted on every record. Rows are weighted so that every record and every class counts:
+each beat by ``1 / sqrt(beats of its class in its record)``, each class to a total in proportion to the square
+root of its count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from beatflow.classify.dataset import RecordRows, database_rows
+from beatflow.classify.model import CLASSES, MODEL_FILE, decide, probabilities, save
+
+ROOT = Path(__file__).resolve().parents[3]
+DATABASES = (ROOT.parent / "shared" / "mitdb", ROOT.parent / "shared" / "svdb")
+FOLDS = 5
+PARAMS = {
+    "objective": "multiclass",
+    "num_class": len(CLASSES),
+    "learning_rate": 0.05,
+    "num_leaves": 15,
+    "min_data_in_leaf": 200,
+    "feature_fraction": 0.7,
+    "bagging_fraction": 0.7,
+    "bagging_freq": 1,
+    "lambda_l2": 1.0,
+    "verbose": -1,
+    "seed": 1,
+    "deterministic": True,
+    "num_threads": 2,
+}
+ROUNDS = 300
+
+
+def training_set(records: list[RecordRows]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(features, class index, weight)`` of the beats matched to an N, S, V or F reference beat."""
+    xs, ys, ws = [], [], []
+    for r in records:
+        keep = np.isin(r.label, CLASSES)
+        y = np.array([CLASSES.index(c) for c in r.label[keep]], dtype=np.int64)
+        counts = np.bincount(y, minlength=len(CLASSES))
+        xs.append(r.features[keep])
+        ys.append(y)
+        ws.append(1 / np.sqrt(counts[y]))
+    x, y, w = np.concatenate(xs), np.concatenate(ys), np.concatenate(ws)
+    totals = np.bincount(y, weights=w, minlength=len(CLASSES))
+    share = np.sqrt(np.bincount(y, minlength=len(CLASSES)))  # each class's total weight: sqrt of its count
+    w = w / totals[y] * share[y] / share.sum() * len(y)
+    return x, y, w
+
+
+def fit(records: list[RecordRows]):
+    """A LightGBM booster fitted on ``records``."""
+    import lightgbm
+
+    x, y, w = training_set(records)
+    return lightgbm.train(PARAMS, lightgbm.Dataset(x, y, weight=w), ROUNDS)
+
+
+def scored(records: list[RecordRows], booster) -> dict:
+    """Per record and gross EC57 figures of the booster's classes (:func:`beatflow.evaluate.class_figures`)."""
+    from beatflow.evaluate import class_figures, cohort_class_figures
+
+    per_record = {}
+    for r in records:
+        classes, _ = decide(probabilities(r.features, booster))
+        per_record[r.record] = class_figures(r.reference, classes[r.scored], *r.matched)
+    return {"gross": cohort_class_figures(per_record), "records": per_record}
+
+
+def grouped_folds(records: list[RecordRows], booster_of) -> dict:
+    """Figures of every record scored by a model fitted on the other folds (records dealt round-robin)."""
+    from beatflow.evaluate import cohort_class_figures
+
+    per_record = {}
+    for k in range(FOLDS):
+        held = [r for i, r in enumerate(records) if i % FOLDS == k]
+        rest = [r for i, r in enumerate(records) if i % FOLDS != k]
+        per_record.update(scored(held, booster_of(rest))["records"])
+    return {"gross": cohort_class_figures(per_record), "records": per_record}
+
+
+def cross_database(a: list[RecordRows], b: list[RecordRows]) -> dict:
+    """The protocol of the module docstring on the records of two databases: name → per record and gross
+    figures."""
+    na, nb = a[0].database, b[0].database
+    return {
+        f"{na} → {nb}": scored(b, fit(a)),
+        f"{nb} → {na}": scored(a, fit(b)),
+        f"{FOLDS}-fold by record, both": grouped_folds(a + b, fit),
+        f"{na} → {na} (in database)": scored(a, fit(a)),
+        f"{nb} → {nb} (in database)": scored(b, fit(b)),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, nargs="+", default=DATABASES, help="folders of WFDB records")
+    parser.add_argument("--cache", type=Path, default=ROOT / "data" / "classify", help="features kept here")
+    parser.add_argument("--out", type=Path, default=MODEL_FILE, help="the classifier file to write")
+    args = parser.parse_args(argv)
+    databases = [database_rows(d, args.cache) for d in args.data]
+    booster = fit([r for rows in databases for r in rows])
+    records = {d.name: [r.record for r in rows] for d, rows in zip(args.data, databases)}
+    save(booster, args.out, trained_on=records, rounds=ROUNDS, params=PARAMS, licence=LICENCE)
+    print(f"wrote {args.out}")
+
+
+LICENCE = (
+    "Fitted on the MIT-BIH Arrhythmia Database (Moody GB, Mark RG, IEEE EMB 20(3):45-50, 2001) and the MIT-BIH "
+    "Supraventricular Arrhythmia Database (Greenwald SD, Patil RS, Mark RG, Computers in Cardiology 17:461-464, "
+    "1990), from PhysioNet (Goldberger AL et al., Circulation 101(23):e215-e220, 2000), under the Open Data "
+    "Commons Attribution License v1.0 (ODC-By 1.0)."
+)
+
+if __name__ == "__main__":
+    main()

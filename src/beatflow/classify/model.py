@@ -1,0 +1,68 @@
+"""The shipped beat classifier: gradient-boosted trees (LightGBM) over the beat features of
+:mod:`beatflow.classify.features`, stored as one JSON file (the booster in LightGBM's text format, the feature
+names, classes and how it was trained) so that loading it runs no code. ``python -m beatflow.classify.fit``
+remakes it from annotated WFDB records."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from beatflow.errors import BeatflowError
+
+MODEL_FILE = Path(__file__).with_name("beat_classes.json")
+CLASSES = ("N", "S", "V", "F")  # the classes it gives (EC57's Q, paced and unclassifiable beats, is not learnt)
+
+
+@lru_cache(maxsize=4)
+def load(path: Path = MODEL_FILE):
+    """``(booster, meta)``: the LightGBM booster and the file's other fields."""
+    import lightgbm
+
+    from beatflow.classify.features import NAMES
+
+    try:
+        meta = json.loads(Path(path).read_text())
+        booster = lightgbm.Booster(model_str=meta.pop("booster"))
+    except (OSError, ValueError, KeyError, lightgbm.basic.LightGBMError) as exc:
+        raise BeatflowError(f"cannot read the beat classifier {path}: {exc}") from exc
+    if tuple(meta["features"]) != NAMES or tuple(meta["classes"]) != CLASSES:
+        raise BeatflowError(
+            f"the beat classifier {path} was made for other features or classes: remake it with "
+            "python -m beatflow.classify.fit"
+        )
+    return booster, meta
+
+
+def save(booster, path: Path, **meta) -> None:
+    """Write ``booster`` and ``meta`` as the classifier file ``path`` (atomically)."""
+    from beatflow.classify.features import NAMES
+
+    text = json.dumps({"classes": CLASSES, "features": NAMES, **meta, "booster": booster.model_to_string()})
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def probabilities(features: np.ndarray, booster=None) -> np.ndarray:
+    """``[beats, len(CLASSES)]`` class probabilities of feature rows (the shipped booster by default)."""
+    booster = booster if booster is not None else load()[0]
+    if len(features) == 0:
+        return np.zeros((0, len(CLASSES)))
+    return np.asarray(booster.predict(features, num_threads=1)).reshape(len(features), len(CLASSES))
+
+
+def decide(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each beat's class (the most probable) and ``class_p``, its probability."""
+    best = prob.argmax(1) if len(prob) else np.zeros(0, np.int64)
+    return np.array(CLASSES)[best], prob[np.arange(len(prob)), best] if len(prob) else np.zeros(0)
+
+
+def classify(signals: list[np.ndarray], fs: float, peaks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every beat's AAMI class and ``class_p`` from its record's leads ``signals`` and R ``peaks`` (samples)."""
+    from beatflow.classify.features import beat_features
+
+    return decide(probabilities(beat_features(signals, fs, peaks)))

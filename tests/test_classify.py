@@ -1,0 +1,118 @@
+"""The beat classifier (beatflow.classify) on synthetic beats with known classes, and its file."""
+
+import json
+
+import numpy as np
+import pytest
+
+from beatflow import synth
+from beatflow.classify import features, model
+from beatflow.classify.kmeans import kmeans
+from beatflow.errors import BeatflowError
+
+
+def record(times, labels, fs, shapes=None, seed=0):
+    """Two synthetic leads with beats at ``times`` (s) of ``shapes`` (synth wave kinds; default ``labels``)
+    and their R peaks (samples)."""
+    shapes = labels if shapes is None else shapes
+    n = round((times[-1] + 1.0) * fs)
+    rr = np.diff(times, prepend=times[0] - 0.8)
+    rng = np.random.default_rng(seed)
+    leads = [synth._render_waves(n, fs, times, shapes, rr, i) + 0.01 * rng.standard_normal(n) for i in range(2)]
+    return leads, np.round(times * fs).astype(np.int64)
+
+
+def figures(cls, labels, label, expect):
+    """Sensitivity and +P of class ``expect`` for the beats labelled ``label``."""
+    here, called = labels == label, cls == expect
+    return (called & here).sum() / here.sum(), (called & here).sum() / max(called.sum(), 1)
+
+
+@pytest.mark.parametrize("fs", [128.0, 250.0, 360.0])
+def test_ectopic_beats_get_their_classes_at_any_rate(fs):
+    """Sinus rhythm with 5 % ventricular beats (wide, early, compensatory pause) and 5 % atrial ones (early,
+    normal QRS, other P wave): V and S found with Se and +P of at least 90 % at 128, 250 and 360 Hz; normal
+    beats stay N; every class_p is the probability of the class given, in (1/4, 1]."""
+    spec = synth.SynthSpec(duration_s=600, pvc_rate=0.05, pac_rate=0.05, aberrant_rate=0.0, seed=3)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, fs)
+    cls, p = model.classify(leads, fs, peaks)
+    assert figures(cls, labels, "V", "V") >= (0.9, 0.9)
+    assert figures(cls, labels, "A", "S") >= (0.9, 0.9)
+    assert (cls[labels == "N"] != "N").mean() <= 0.02
+    assert ((p > 0.25) & (p <= 1)).all()
+
+
+def test_atrial_fibrillation_is_not_supraventricular(monkeypatch):
+    """Atrial fibrillation: irregular intervals (log RR with a 0.15 standard deviation), normal QRS without P
+    waves, fibrillatory waves (4-8 Hz, 0.05 mV): irregularity is not prematurity, so few beats are S and
+    almost none V."""
+    monkeypatch.setitem(synth.WAVES, "f", [w for w in synth.WAVES["N"] if w[0] != "P"])
+    rng = np.random.default_rng(5)
+    times = 0.5 + np.cumsum(0.75 * np.exp(0.15 * rng.standard_normal(600)))
+    leads, peaks = record(times, np.full(len(times), "N"), 250.0, shapes=np.full(len(times), "f"))
+    t = np.arange(len(leads[0])) / 250.0
+    phase = np.cumsum(2 * np.pi * (6 + 2 * np.sin(2 * np.pi * 0.1 * t)) / 250.0)
+    leads = [x + 0.05 * np.sin(phase + k) for k, x in enumerate(leads)]
+    cls, _ = model.classify(leads, 250.0, peaks)
+    assert (cls == "S").mean() <= 0.05 and (cls == "V").sum() <= 3
+
+
+def test_premature_narrow_beat_in_regular_rhythm_is_s():
+    """The same beat throughout; one beat at 70 % of the sinus interval (the sinus node reset after it) is S,
+    every other beat N."""
+    rr = np.full(200, 0.8)
+    rr[100] = 0.56
+    times = 0.5 + np.cumsum(rr)
+    labels = np.full(len(times), "N")
+    leads, peaks = record(times, labels, 250.0)
+    cls, _ = model.classify(leads, 250.0, peaks)
+    assert cls[100] == "S"
+    assert (np.delete(cls, 100) == "N").mean() >= 0.99
+
+
+def test_one_lead_record_is_classified():
+    """A record with one lead: every beat gets a class (the lead features of the missing lead are the one's)."""
+    spec = synth.SynthSpec(duration_s=300, pvc_rate=0.05, pac_rate=0.0, aberrant_rate=0.0, seed=8)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, 250.0)
+    cls, p = model.classify(leads[:1], 250.0, peaks)
+    assert len(cls) == len(peaks) and figures(cls, labels, "V", "V")[0] >= 0.9
+
+
+def test_features_are_ratios_to_the_record():
+    """Scaling a record's amplitude or its sampling rate leaves the features (nearly) unchanged."""
+    spec = synth.SynthSpec(duration_s=300, pvc_rate=0.05, pac_rate=0.05, aberrant_rate=0.0, seed=9)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, 250.0)
+    a = features.beat_features(leads, 250.0, peaks)
+    b = features.beat_features([3 * x for x in leads], 250.0, peaks)
+    np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-3)
+    leads500, peaks500 = record(times, labels, 500.0)
+    c = features.beat_features(leads500, 500.0, peaks500)
+    corr = features.NAMES.index("qrs_corr_mean")
+    assert np.nanmedian(np.abs(a[:, corr] - c[:, corr])) < 0.02
+
+
+def test_the_shipped_file_names_its_features_data_and_licence():
+    meta = json.loads(model.MODEL_FILE.read_text())
+    assert tuple(meta["features"]) == features.NAMES and tuple(meta["classes"]) == model.CLASSES
+    assert "ODC-By 1.0" in meta["licence"] and len(meta["trained_on"]["mitdb"]) == 22
+    assert len(meta["trained_on"]["svdb"]) == 39
+
+
+def test_a_classifier_file_for_other_features_is_refused(tmp_path):
+    meta = json.loads(model.MODEL_FILE.read_text())
+    meta["features"] = meta["features"][:-1]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(meta))
+    with pytest.raises(BeatflowError, match="remake it"):
+        model.load(path)
+
+
+def test_kmeans_is_deterministic_and_separates_two_groups():
+    rng = np.random.default_rng(0)
+    f = np.r_[rng.normal(0, 1, (300, 3)), rng.normal(8, 1, (30, 3))]
+    a, b = kmeans(f, 2), kmeans(f, 2)
+    assert (a == b).all()
+    assert len(set(a[:300])) == 1 and len(set(a[300:])) == 1 and a[0] != a[-1]
