@@ -84,8 +84,8 @@ def markdown(report: dict, seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from beatflow.classify.fit import DATABASES, cross_database
     from beatflow.classify.dataset import database_rows
+    from beatflow.classify.fit import DATABASES, cross_database
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=ROOT / "data" / "classify", help="features kept here")

@@ -111,8 +111,8 @@ def test_joint_evidence_combines_both_parts():
 
 
 def test_score_table_classes_and_families_make_anomalies():
-    """The contract columns ``class``, ``family`` and ``class_p``; a beat classed S, V or F, or kept with a shape unlike any
-    family (family -1), is an anomaly even below score 1; Q (no shape) and N below 1 are not."""
+    """The contract columns ``class``, ``family`` and ``class_p``; a beat classed S, V or F, or kept with a shape
+    unlike any family (family -1), is an anomaly even below score 1; Q (no shape) and N below 1 are not."""
     beats = pd.DataFrame(
         {
             "beat": np.arange(7),

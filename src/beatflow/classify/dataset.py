@@ -12,8 +12,9 @@ import numpy as np
 
 @dataclass(frozen=True)
 class RecordRows:
-    """One record's detected beats (``record`` of the folder ``database``): ``features`` ``[beats, features]``, ``label`` (the matched reference
-    beat's AAMI class; ``-`` for a detection without one), ``peak`` (samples), ``fs``; for EC57 scoring, which
+    """One record's detected beats (``record`` of the folder ``database``): ``features`` ``[beats, features]``,
+    ``label`` (the matched reference beat's AAMI class; ``-`` for a detection without one), ``peak`` (samples),
+    ``fs``; for EC57 scoring, which
     detections are ``scored`` (outside ventricular flutter/fibrillation), the reference beats outside it
     (their ``reference`` classes) and the ``matched`` pairs ``(i_reference, i_scored_detection)``."""
 

@@ -13,7 +13,6 @@ root of its count.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
