@@ -66,7 +66,7 @@ def sinus_band(summary: dict, time_s, classes) -> tuple[np.ndarray, np.ndarray]:
 def _runs(summary: dict) -> dict[str, list[dict]]:
     """The runs to mark, by :data:`MARKS` key: the tachycardia episodes, then the other V and S runs."""
     tachycardia = summary["tachycardia"]
-    fast = {(t["kind"][0], t["start_s"]) for t in tachycardia}
+    fast = {({"VT": "V", "SVT": "S"}[t["kind"]], t["start_s"]) for t in tachycardia}
     out = {kind: [t for t in tachycardia if t["kind"] == kind] for kind in ("VT", "SVT")}
     for key, part in (("V", "ventricular"), ("S", "supraventricular")):
         out[key] = [r for r in summary[part]["runs"] if (key, r["start_s"]) not in fast and r["rate_bpm"]]
