@@ -296,6 +296,8 @@ def test_heart_rate_legend_outside_the_plot_each_entry_with_its_symbol():
         "per minute: slowest–fastest sinus (N–N) beat",
         "per minute: mean rate",
         "VT (≥ 3 V at ≥ 100 bpm)",
+        "fastest 8 sinus beats",
+        "slowest 8 sinus beats",
     ]  # no S runs, no slower V runs: not listed
     for label, renderers in entries.items():
         data = renderers[0].data_source.data

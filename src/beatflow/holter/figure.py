@@ -1,9 +1,10 @@
 """The heart-rate trend of a whole record from its ``holter.json`` and its beats: per minute the mean rate
 (line, ``holter.json``'s minutes) and the slowest-to-fastest rate of its sinus (N–N) intervals (band: a
-premature beat's intervals left out), artefact and AF episodes shaded, tachycardia episodes (VT, SVT) and the
-slower runs marked at their rate; clock times on the axis when the start is known (elapsed otherwise).
-Holoviews with the bokeh and matplotlib renderers, saved as HTML and PNG like every report figure
-(:func:`beatflow.report.plots.save`); the legend sits outside the plot and lists only what is drawn."""
+premature beat's intervals left out), artefact and AF episodes shaded, tachycardia episodes (VT, SVT), the
+slower runs and the fastest and slowest 8 sinus beats marked at their rate; clock times on the axis when the
+start is known (elapsed otherwise). Holoviews with the bokeh and matplotlib renderers, saved as HTML and PNG
+like every report figure (:func:`beatflow.report.plots.save`); the legend sits outside the plot and lists only
+what is drawn."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from beatflow.holter.clock import axis_label, ticks
-from beatflow.holter.summary import TACHYCARDIA_BPM, analysable, minute_table
+from beatflow.holter.summary import SINUS_BEATS, TACHYCARDIA_BPM, analysable, minute_table
 from beatflow.report.colours import CLASS_COLOURS
 
 TICK_STEPS_S = (300, 600, 900, 1800, 3600, 7200, 10800, 14400)
@@ -36,6 +37,8 @@ MARKS = {
     "SVT": Mark(f"SVT (≥ 3 S at ≥ {TACHYCARDIA_BPM:.0f} bpm)", CLASS_COLOURS["S"], "triangle", "^"),
     "V": Mark(f"V run under {TACHYCARDIA_BPM:.0f} bpm", CLASS_COLOURS["V"], "circle", "o"),
     "S": Mark(f"S run under {TACHYCARDIA_BPM:.0f} bpm", CLASS_COLOURS["S"], "circle", "o"),
+    "fastest": Mark(f"fastest {SINUS_BEATS} sinus beats", MEAN_COLOUR, "triangle", "^"),
+    "slowest": Mark(f"slowest {SINUS_BEATS} sinus beats", MEAN_COLOUR, "inverted_triangle", "v"),
 }
 MEAN_LABEL = "per minute: mean rate"
 BAND_LABEL = "per minute: slowest–fastest sinus (N–N) beat"
@@ -63,13 +66,18 @@ def sinus_band(summary: dict, time_s, classes) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _runs(summary: dict) -> dict[str, list[dict]]:
-    """The runs to mark, by :data:`MARKS` key: the tachycardia episodes, then the other V and S runs."""
+def _points(summary: dict) -> dict[str, list[tuple[float, float]]]:
+    """``(start_s, bpm)`` of what is marked, by :data:`MARKS` key: the tachycardia episodes, the other V and S
+    runs, the fastest and the slowest :data:`~beatflow.holter.summary.SINUS_BEATS` sinus beats."""
     tachycardia = summary["tachycardia"]
     fast = {({"VT": "V", "SVT": "S"}[t["kind"]], t["start_s"]) for t in tachycardia}
-    out = {kind: [t for t in tachycardia if t["kind"] == kind] for kind in ("VT", "SVT")}
+    out = {kind: [(t["start_s"], t["rate_bpm"]) for t in tachycardia if t["kind"] == kind] for kind in ("VT", "SVT")}
     for key, part in (("V", "ventricular"), ("S", "supraventricular")):
-        out[key] = [r for r in summary[part]["runs"] if (key, r["start_s"]) not in fast and r["rate_bpm"]]
+        runs = summary[part]["runs"]
+        out[key] = [(r["start_s"], r["rate_bpm"]) for r in runs if (key, r["start_s"]) not in fast and r["rate_bpm"]]
+    for key in ("fastest", "slowest"):
+        extreme = summary["heart_rate"][key]
+        out[key] = [] if extreme["bpm"] is None else [(extreme["at_s"], extreme["bpm"])]
     return out
 
 
@@ -91,15 +99,14 @@ def _shades(hv, summary: dict, top: float, x: str, y: str) -> list:
     return out
 
 
-def _run_marks(hv, runs: dict[str, list[dict]], x: str, y: str) -> list:
-    """The runs as scatters at their start and rate (:data:`MARKS`; only the kinds the record has)."""
+def _marks(hv, points: dict[str, list[tuple[float, float]]], x: str, y: str) -> list:
+    """:func:`_points` as scatters at their time and rate (:data:`MARKS`; only the kinds the record has)."""
     out = []
-    for key, part in runs.items():
+    for key, part in points.items():
         if part:
             m = MARKS[key]
-            points = ([r["start_s"] / 3600.0 for r in part], [r["rate_bpm"] for r in part])
             out.append(
-                hv.Scatter(points, x, y, label=m.label).opts(
+                hv.Scatter([(t / 3600.0, bpm) for t, bpm in part], x, y, label=m.label).opts(
                     hv.opts.Scatter(color=m.colour, marker=m.bokeh, size=8, backend="bokeh"),
                     hv.opts.Scatter(color=m.colour, marker=m.matplotlib, s=30, backend="matplotlib"),
                 )
@@ -107,7 +114,7 @@ def _run_marks(hv, runs: dict[str, list[dict]], x: str, y: str) -> list:
     return out
 
 
-def _title(summary: dict, runs: dict[str, list[dict]]) -> str:
+def _title(summary: dict, runs: dict[str, list]) -> str:
     """The figure's title: record, mean rate, AF episodes and burden, tachycardia episodes, artefact."""
     hr, af = summary["heart_rate"], summary["af"]
     mean_txt = "—" if hr["mean_bpm"] is None else f"{hr['mean_bpm']:.0f}"
@@ -176,8 +183,8 @@ def heart_rate_plot(summary: dict, beats=None):
     minutes = summary["heart_rate"]["minutes"]
     hours = np.array([(m["start_s"] + 30.0) / 3600.0 for m in minutes])
     mean = np.array([np.nan if m["bpm"] is None else m["bpm"] for m in minutes], np.float64)
-    runs = _runs(summary)
-    rates = [mean, *([r["rate_bpm"] for r in part] for part in runs.values())]
+    points = _points(summary)
+    rates = [mean, *([bpm for _, bpm in part] for part in points.values())]
     layers, drawn = [], []
     if beats is not None:
         lo, hi = sinus_band(summary, *beats)
@@ -196,11 +203,11 @@ def heart_rate_plot(summary: dict, beats=None):
         hv.opts.Curve(color=MEAN_COLOUR, line_width=1.5, backend="bokeh"),
         hv.opts.Curve(color=MEAN_COLOUR, linewidth=1.2, backend="matplotlib"),
     )
-    marks = _run_marks(hv, runs, x, y)
+    marks = _marks(hv, points, x, y)
     drawn = [s.label for s in shades] + drawn + [MEAN_LABEL] + [m.label for m in marks]
     xticks = time_ticks(duration_s, summary["start"])
     xlim, ylim = (0.0, max(duration_s / 3600.0, 1 / 60)), (0.0, top)
-    title = _title(summary, runs)
+    title = _title(summary, points)
     return hv.Overlay([*shades, *layers, line, *marks]).opts(
         hv.opts.Overlay(
             title=title,
