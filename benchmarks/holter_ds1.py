@@ -19,9 +19,9 @@ variants of the beat classes the detector sees:
 - ``no-classes``: every beat N (the paper's detector alone, its median filter the only ectopic handling);
 - ``reference-S-out``: the annotated classes, S beats' intervals also left out of the AF series.
 
-And an ablation of the AF detector's mechanisms (annotated classes for the summary): the paper's detector alone
-(no classes, no episode gates), then adding the V/F interval removal, the 30 s minimum episode and the pNN50
-gate in turn.
+And an ablation of the AF detector's mechanisms (annotated classes for the summary): the RR stages alone (no
+classes, no episode gates; the two scales and the edge placement are always on), then adding the V/F interval
+removal, the 10 s minimum episode and the pNN50 gate in turn.
 
 And a section from beatflow's *detected* beats (``detect.segment.detect_peaks``, default parameters, CPU, both
 leads, as the segment rule runs it): each detection matched one to one within 150 ms to a reference beat takes
@@ -35,7 +35,18 @@ With ``--results DIR`` (a workflow run's ``results`` folder), also the summaries
 and ``signal.parquet``, against the reference summary — end to end (the reference's ventricular
 flutter/fibrillation episodes left out of both, as EC57 does).
 
-Every variant runs with the P-wave check (the signal's MLII lead, read with wfdb) and without it.
+``--af-events`` runs only the AF events section (any WFDB folder: ``--data ../shared/svdb`` for false AF in
+ectopy-rich sinus rhythm): per record, from the reference beats with the signal's P-wave evidence, for the
+classes ``reference`` and ``V+prematurity``, AF duration Se / +P, episodes found / true (by overlap) and each
+paroxysm edge's error in beats (output edge − reference edge, counted in reference beats; edges with 10 s of
+non-AF rhythm outside), the reference beats inside the output AF by class (``beats_in_af``: svdb labels beats
+and no rhythm, so annotated S beats inside output AF are premature atrial beats the annotators saw, evidence of
+sinus rhythm with ectopy) and the AF time found in records without reference AF.
+
+    python -m benchmarks.holter_ds1 --af-events --json benchmarks/results/holter-af-ds1-<date>.json
+    python -m benchmarks.holter_ds1 --af-events --data ../shared/svdb
+
+Every variant runs with the P-wave check (both leads, read with wfdb) and without it.
 Only the first variant's full agreement is printed per record; the others' AF figures are in the JSON and the
 last table.
 """
@@ -90,23 +101,22 @@ def variants(ref: dict) -> dict:
 ABLATION = {  # name: (use the annotated V/F classes, min_episode_s, pnn50_min, P-wave check)
     "paper": (False, 0.0, 0.0, False),
     "+V/F removal": (True, 0.0, 0.0, False),
-    "+V/F, 30 s": (True, 30.0, 0.0, False),
+    "+V/F, 10 s": (True, 10.0, 0.0, False),
     "+V/F, pNN50": (True, 0.0, 0.5, False),
-    "+V/F, 30 s, pNN50": (True, 30.0, 0.5, False),
-    "+V/F, 30 s, pNN50, P (default)": (True, 30.0, 0.5, True),
+    "+V/F, 10 s, pNN50": (True, 10.0, 0.5, False),
+    "+V/F, 10 s, pNN50, P (default)": (True, 10.0, 0.5, True),
     "paper + P-wave only": (False, 0.0, 0.0, True),
 }
 
 
 def lead_loader(data: Path, rec: str):
-    """A callable returning ``(MLII, fs)`` of the record (the first lead without an MLII)."""
+    """A callable returning ``(lead name → array, fs)`` of the record's leads, read once with wfdb."""
 
     def load():
         import wfdb
 
         r = wfdb.rdrecord(str(data / rec))
-        k = r.sig_name.index("MLII") if "MLII" in r.sig_name else 0
-        return r.p_signal[:, k], float(r.fs)
+        return {name: r.p_signal[:, k] for k, name in enumerate(r.sig_name)}, float(r.fs)
 
     cache: list = []
     return lambda: cache[0] if cache else (cache.append(load()) or cache[0])
@@ -206,6 +216,104 @@ def workflow_section(records: list[str], data: Path, results: Path) -> dict:
             "agreement": agr,
         }
     return {"results": str(results), "records": per, "gross": gross(agrs) if agrs else None}
+
+
+EVENT_VARIANTS = ("reference", "V+prematurity")
+EDGE_CONTEXT_S = 10.0
+
+
+def edge_errors(t: np.ndarray, output: list, reference: list, duration_s: float) -> list[int]:
+    """Each paroxysm edge's error in beats: the signed count of beats (of ``t``) from a reference episode's edge to
+    the nearest output edge of the same kind (start or end) among the output episodes that overlap it. Only edges
+    with :data:`EDGE_CONTEXT_S` or more of non-AF reference rhythm on their outer side count (not the record's
+    ends, nor a brief interruption of AF by a few ventricular beats), and reference episodes that an output one
+    overlaps."""
+    errors = []
+    bounds = [0.0, *[x for se in reference for x in se], duration_s]
+    for k, (s, e) in enumerate(reference):
+        hits = [(os_, oe) for os_, oe in output if min(oe, e) > max(os_, s)]
+        if not hits:
+            continue
+        for edge, outside, candidates in (
+            (s, s - bounds[2 * k], [h[0] for h in hits]),
+            (e, bounds[2 * k + 3] - e, [h[1] for h in hits]),
+        ):
+            if outside < EDGE_CONTEXT_S:
+                continue
+            nearest = min(candidates, key=lambda x: abs(x - edge))
+            errors.append(int(np.searchsorted(t, nearest)) - int(np.searchsorted(t, edge)))
+    return errors
+
+
+def af_events(records: list[str], data: Path, detect=detect_af) -> dict:
+    """The AF events section (module docstring), ``detect`` standing for :func:`detect_af` (same signature)."""
+    from beatflow.holter.agreement import af_agreement
+    from beatflow.holter.summary import merge_intervals
+
+    per: dict = {name: {} for name in EVENT_VARIANTS}
+    for rec in records:
+        ref = read_reference(data / f"{rec}.atr")
+        t, lead = ref["time_s"], lead_loader(data, rec)
+        reference = merge_intervals(ref["af_s"])
+        for name in EVENT_VARIANTS:
+            classes, ectopic = variants(ref)[name]
+            t0 = time.perf_counter()
+            out = merge_intervals(detect(t, classes, analysable(t, classes, ref["vf_s"]), ectopic=ectopic, signal=lead))
+            elapsed = time.perf_counter() - t0
+            af = af_agreement(
+                {"episodes": [{"start_s": a, "end_s": b} for a, b in out], "burden": None},
+                {"episodes": [{"start_s": a, "end_s": b} for a, b in reference], "burden": None},
+            )
+            af["edge_errors_beats"] = edge_errors(t, out, reference, ref["duration_s"])
+            inside = np.zeros(len(t), dtype=bool)
+            for a, b in out:
+                inside |= (t >= a) & (t <= b)
+            af["beats_in_af"] = {k: int((inside & (ref["classes"] == k)).sum()) for k in ("N", "S", "V")}
+            af["episodes"] = [[round(a, 2), round(b, 2)] for a, b in out]
+            af["seconds"] = round(elapsed, 3)
+            per[name][rec] = af
+        print(rec, {n: (per[n][rec]["reference_s"], per[n][rec]["output_s"]) for n in EVENT_VARIANTS}, flush=True)
+    out = {"records": per, "gross": {}}
+    for name, recs in per.items():
+        edges = [abs(x) for a in recs.values() for x in a["edge_errors_beats"]]
+        ov, t_r, t_o = (sum(a[k] for a in recs.values()) for k in ("overlap_s", "reference_s", "output_s"))
+        counts = {k: sum(a[k] for a in recs.values()) for k in ("reference", "output", "found", "true")}
+        out["gross"][name] = {
+            **counts,
+            "reference_s": round(t_r, 2),
+            "output_s": round(t_o, 2),
+            "duration_se": ov / t_r if t_r else None,
+            "duration_ppv": ov / t_o if t_o else None,
+            "se": counts["found"] / counts["reference"] if counts["reference"] else None,
+            "ppv": counts["true"] / counts["output"] if counts["output"] else None,
+            "false_s_without_reference_af": round(sum(a["output_s"] for a in recs.values() if not a["reference_s"]), 2),
+            "edge_error_median_beats": float(np.median(edges)) if edges else None,
+            "edges_within_3_beats": sum(x <= 3 for x in edges) / len(edges) if edges else None,
+        }
+    return out
+
+
+def af_events_table(section: dict) -> str:
+    lines = [
+        f"{'variant':>14} {'rec':>4} {'refAF_s':>8} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'ep':>9} {'N/S/V in AF':>14} "
+        "edges (beats)"
+    ]
+    for name, recs in section["records"].items():
+        for rec, a in recs.items():
+            if a["reference_s"] or a["output_s"]:
+                lines.append(
+                    f"{name:>14} {rec:>4} {a['reference_s']:8.1f} {a['output_s']:8.1f} {pct(a['duration_se']):>6} "
+                    f"{pct(a['duration_ppv']):>6} {a['found']:>2}/{a['reference']:<2}{a['true']:>2}/{a['output']:<2} "
+                    f"{'/'.join(str(v) for v in a['beats_in_af'].values()):>14} {a['edge_errors_beats']}"
+                )
+    for name, g in section["gross"].items():
+        lines.append(
+            f"gross {name}: AF duration Se/+P {pct(g['duration_se'])}/{pct(g['duration_ppv'])} %, episodes Se/+P "
+            f"{pct(g['se'])}/{pct(g['ppv'])} % ({g['found']}/{g['reference']}, {g['true']}/{g['output']}), false AF "
+            f"in records without AF {g['false_s_without_reference_af']:.1f} s, |edge error| median "
+            f"{g['edge_error_median_beats']} beats, within 3 beats {pct(g['edges_within_3_beats'])} %"
+        )
+    return "\n".join(lines)
 
 
 def run(records: list[str], data: Path) -> dict:
@@ -332,9 +440,17 @@ def main(argv=None) -> int:
     p.add_argument("--data", type=Path, default=MITDB)
     p.add_argument("--records", help="comma-separated subset (default: every record in --data)")
     p.add_argument("--results", type=Path, help="a workflow run's results folder: also evaluate its summaries")
+    p.add_argument("--af-events", action="store_true", help="only the AF events section (see the docstring)")
     p.add_argument("--json", type=Path, help="output JSON (default benchmarks/results/holter-ds1-<date>.json)")
     args = p.parse_args(argv)
     records = args.records.split(",") if args.records else sorted(x.stem for x in args.data.glob("*.atr"))
+    if args.af_events:
+        section = af_events(records, args.data)
+        print(af_events_table(section))
+        if args.json:
+            stamp = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "data": str(args.data)}
+            print(f"\nwrote {write_json(args.json, {**stamp, **section}, indent=1)}")
+        return 0
     result = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "data": str(args.data),

@@ -24,21 +24,34 @@ per record (how these stages alone fare on DS1: ``docs/experiments.md``). What b
   beats S by their prematurity calls many AF beats S, and dropping them would hide the AF;
 - the series is cut at every interval that is not analysable (next to a stretch of ``Q`` beats, in an
   excluded stretch, or a gap without beats): each stretch is analysed on its own;
-- an episode is kept when it lasts at least :data:`MIN_EPISODE_S` = 30 s, the clinical definition of an AF
-  episode (ESC guidelines; the detector's 8-beat window otherwise fires on brief runs of irregular ectopy);
-- and when the majority of its successive RR differences exceed 50 ms (pNN50 ≥ :data:`PNN50_MIN` = 0.5 over
-  its intervals, ectopic ones left out): AF is irregular from beat to beat, while the 8-beat pairwise count
-  also fires on the slow respiratory modulation of a fast sinus rhythm (pNN50 is the RR feature that best
-  separates AF, Akande et al., CinC 2023);
-- and, when the signal is at hand, when its beats show no consistent P wave (:func:`p_wave_consistency` below
-  :data:`P_WAVE_MAX` = 0.5): the mean correlation of each beat's stretch 300–80 ms before its R peak with their
-  average, over the episode's beats that are not premature (RR at least the episode's median) and not classed
-  V, F or Q. Sinus beats share a P wave there; in AF the fibrillatory waves are not locked to the QRS. The
-  threshold lies in the gap between the values of AF and of other candidate episodes; the check is what
-  stops ectopy that the classes missed from reading as AF (``docs/experiments.md``).
-  An accepted episode's edges are then trimmed, :data:`P_TRIM_BEATS` = 30 beats at a time, while such an
-  edge window's consistency reaches :data:`P_TRIM` = 0.7 (above what edge windows inside AF reach): the
-  zero-phase smoothing carries the RR stages' decision some beats into the sinus rhythm on either side.
+- steps 2–5 run twice, with the paper's α = 0.02 (some 50 beats) and with :data:`ALPHA_SHORT` = 0.1 (some 10
+  beats), and a candidate is where either output exceeds η: a paroxysm of 10–40 s (15–60 beats) barely moves
+  the long averager, whose zero-phase smoothing also blurs each edge by tens of beats;
+- a candidate is kept when the majority of its successive RR differences exceed 50 ms (pNN50 ≥
+  :data:`PNN50_MIN` = 0.5 over its intervals, ectopic ones left out): AF is irregular from beat to beat, while
+  the 8-beat pairwise count also fires on the slow respiratory modulation of a fast sinus rhythm (pNN50 is the
+  RR feature that best separates AF, Akande et al., CinC 2023);
+- its edges are then placed with a short window (:func:`place_edges`): within :data:`EDGE_BEATS` intervals of
+  each, at the change point (Page's CUSUM: the extreme of a cumulative sum) of the paper's own statistic taken
+  per interval without the averagers, ``M(n)/r_m(n) − η`` with ``M`` over the N + 1 = 9 intervals centred on ``n``:
+  positive in AF, negative in sinus rhythm, and in a slow irregular rhythm (an escape rhythm after AF ends)
+  too, since the statistic is per second. Overlapping episodes merge;
+- with the classes, an episode needs the same irregularity on its NN intervals (:func:`nn_irregular`: both
+  beats ``N``, as HRV's NN series; pNN50 ≥ :data:`PNN50_MIN` over at least :data:`N_WINDOW` differences of
+  successive NN intervals): keeping S beats (above) lets runs of premature atrial beats read as AF, while
+  between them the sinus rhythm is regular;
+- an episode is reported when it lasts at least :data:`MIN_EPISODE_S` = 10 s (shorter irregular stretches are
+  ectopy as often as AF; the clinical 30 s "AF episode" is a filter on the reported list);
+- and, when the signal is at hand, when its beats show no consistent P wave in any lead
+  (:func:`p_wave_consistency` below :data:`P_WAVE_MAX` = 0.5 in every lead): the mean correlation of each
+  beat's stretch 300–80 ms before its R peak with their average, over the episode's beats that are not
+  premature (RR at least the episode's median) and not classed V, F or Q. Sinus beats share a P wave there; in
+  AF the fibrillatory waves are not locked to the QRS. The threshold lies in the gap between the values of AF
+  and of other candidate episodes; the check is what stops ectopy that the classes missed from reading as AF
+  (``docs/experiments.md``). Before that check, the episode's edges are trimmed, :data:`P_TRIM_BEATS` = 15
+  beats at a time (while 30 or more remain), while such an edge window's consistency reaches :data:`P_TRIM` =
+  0.7 (above what edge windows inside AF reach): sinus rhythm with P waves next to AF, whose RR irregularity
+  (frequent ectopy) the RR stages cannot tell from AF.
 """
 
 from __future__ import annotations
@@ -50,16 +63,17 @@ from beatflow.holter.quality import band_pass
 N_WINDOW = 8  # beats in the irregularity window
 GAMMA_S = 0.03  # pairwise RR difference that counts as irregular (s)
 ALPHA = 0.02  # exponential averager's smoothing factor
+ALPHA_SHORT = 0.1  # the short-window averager's, for paroxysms of a few tens of beats
+EDGE_BEATS = 40  # an episode's edge moves at most this many intervals from where the RR stages put it
 DELTA = 2e-4  # bigeminy suppression threshold on B̄
 ETA = 0.725  # detection threshold on I (1/s)
-MIN_EPISODE_S = 30.0  # shortest AF episode reported
+MIN_EPISODE_S = 10.0  # shortest AF episode reported
 PNN50_MIN = 0.5  # an episode's share of successive RR differences > 50 ms must reach this
 P_WAVE_MAX = 0.5  # an episode whose beats' P-wave consistency reaches this is not AF
 P_WINDOW_S = (0.30, 0.08)  # the P wave's window before the R peak (s)
-P_MIN_BEATS = 20
+P_MIN_BEATS = 8  # fewer usable beats than this show nothing
 P_TRIM = 0.7  # an episode's edge window of P_TRIM_BEATS beats with this P-wave consistency is trimmed
-P_TRIM_BEATS = 30
-P_TRIM_MIN_BEATS = 8
+P_TRIM_BEATS = 15  # on MIT-BIH 201 (tuned there; 30 before): docs/experiments.md
 P_MAX_BEATS = 300
 ECTOPIC = ("V", "F")  # classes whose intervals leave the RR series
 
@@ -128,14 +142,15 @@ def bigeminy(r: np.ndarray, rm: np.ndarray, n: int = N_WINDOW) -> np.ndarray:
     return ((cm[k] - cm[lo]) / (cr[k] - cr[lo]) - 1.0) ** 2
 
 
-def detector_output(r: np.ndarray) -> np.ndarray:
-    """The detector's output ``O(n)`` for one uninterrupted RR series (seconds); AF where ``O > ETA``."""
+def detector_output(r: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
+    """The detector's output ``O(n)`` for one uninterrupted RR series (seconds), its averagers' factor
+    ``alpha``; AF where ``O > ETA``."""
     r = np.asarray(r, dtype=np.float64)
     if len(r) == 0:
         return r.copy()
     rm = median3(r)
-    i_ratio = averager(irregularity(rm)) / averager(r)
-    b_smooth = averager(bigeminy(r, rm))
+    i_ratio = averager(irregularity(rm), alpha) / averager(r, alpha)
+    b_smooth = averager(bigeminy(r, rm), alpha)
     return np.where(b_smooth >= DELTA, i_ratio, b_smooth)
 
 
@@ -167,7 +182,7 @@ def detect_af(
     pnn50_min : float, optional
         Share of successive RR differences over 50 ms an episode must reach (0 turns the gate off).
     signal : callable, optional
-        Returns ``(x, fs)``, one lead as a numpy array; called only when an episode is to be checked for P
+        Returns ``(leads, fs)``, lead name → numpy array; called only when an episode is to be checked for P
         waves (so that a record without candidate episodes reads no signal). None skips the P-wave check.
 
     Returns
@@ -184,84 +199,140 @@ def detect_af(
     if classes is not None and len(ectopic):
         ect = np.isin(np.asarray(classes).astype(str), list(ectopic))
         keep &= ~(ect[:-1] | ect[1:])
-    flags, jump = rr_flags(t, ok, keep)
-    episodes = gated_episodes(t, flags, jump, min_episode_s, pnn50_min)
+    flags, jump, evidence = rr_flags(t, ok, keep)
+    episodes = _merge([place_edges(s, e, evidence, ok) for s, e in gated_episodes(flags, jump, pnn50_min)])
+    episodes = [(s, e) for s, e in episodes if t[e] - t[s] >= min_episode_s]
+    if classes is not None:
+        episodes = [(s, e) for s, e in episodes if nn_irregular(t, np.asarray(classes).astype(str), ok, s, e)]
     if signal is not None and episodes:
         episodes = p_wave_check(t, classes, episodes, signal, min_episode_s)
     return [(float(t[s]), float(t[e])) for s, e in episodes]
 
 
-def rr_flags(t: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def rr_flags(t: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The RR stages over each stretch of intervals not cut by one that is not ``ok`` (the ectopic intervals
-    inside, not ``keep``, skipped over): per interval, ``flags`` (AF by the detector's output; a run over kept
-    intervals covers the skipped ones between them) and ``jump`` (1 where the interval differs by more than
-    50 ms from the kept one before it, NaN where not compared)."""
+    inside, not ``keep``, skipped over), per interval: ``flags`` (AF by either scale's output; a run over kept
+    intervals covers the skipped ones between them), ``jump`` (1 where the interval differs by more than 50 ms
+    from the kept one before it, NaN where not compared) and ``evidence`` (``M(n)/r_m(n) − η``, ``M`` over the 9
+    intervals centred on ``n``; 0 where not kept)."""
     n_rr = len(ok)
     flags = np.zeros(n_rr, dtype=bool)
     jump = np.full(n_rr, np.nan)
+    evidence = np.zeros(n_rr)
     cuts = np.flatnonzero(~ok)
     bounds = np.concatenate([[-1], cuts, [n_rr]])
+    h = (N_WINDOW + 1) // 2
     for lo, hi in zip(bounds[:-1] + 1, bounds[1:], strict=True):
         idx = np.flatnonzero(keep[lo:hi]) + lo
         if len(idx) < N_WINDOW:
             continue
         r = t[idx + 1] - t[idx]
         jump[idx[1:]] = np.abs(np.diff(r)) > 0.05
-        af = detector_output(r) > ETA
+        rm = median3(r)
+        m = irregularity(rm, N_WINDOW + 1)
+        evidence[idx] = np.concatenate([m[h:], np.full(h, m[-1])]) / rm - ETA
+        af = (detector_output(r) > ETA) | (detector_output(r, ALPHA_SHORT) > ETA)
         flags_in = np.zeros(hi - lo, dtype=bool)
         starts, ends = _runs(af)
         for s, e in zip(starts, ends, strict=True):
             flags_in[idx[s] - lo : idx[e - 1] - lo + 1] = True
         flags[lo:hi] = flags_in
-    return flags, jump
+    return flags, jump, evidence
 
 
-def gated_episodes(
-    t: np.ndarray, flags: np.ndarray, jump: np.ndarray, min_episode_s: float, pnn50_min: float
-) -> list[tuple[int, int]]:
-    """The runs of ``flags`` as ``(first beat, last beat)`` that last ``min_episode_s`` and whose share of
-    ``jump`` reaches ``pnn50_min``."""
+def gated_episodes(flags: np.ndarray, jump: np.ndarray, pnn50_min: float) -> list[tuple[int, int]]:
+    """The runs of ``flags`` as ``(first beat, last beat)`` whose share of ``jump`` reaches ``pnn50_min``."""
     starts, ends = _runs(flags)
     episodes = []
     for s, e in zip(starts, ends, strict=True):
         share = np.nanmean(jump[s:e]) if np.isfinite(jump[s:e]).any() else 0.0
-        if t[e] - t[s] >= min_episode_s and share >= pnn50_min:
+        if share >= pnn50_min:
             episodes.append((s, e))
     return episodes
+
+
+def _stretch(s: int, e: int, ok: np.ndarray) -> tuple[int, int]:
+    """The first and the end (exclusive) interval of the stretch of ``ok`` intervals that holds ``s``…``e``."""
+    cuts = np.flatnonzero(~ok)
+    lo = int(cuts[cuts < s].max()) + 1 if (cuts < s).any() else 0
+    hi = int(cuts[cuts >= e].min()) if (cuts >= e).any() else len(ok)
+    return lo, hi
+
+
+def nn_irregular(t: np.ndarray, classes: np.ndarray, ok: np.ndarray, s: int, e: int) -> bool:
+    """Whether an episode is irregular on its NN intervals (both beats ``N``, analysable), as HRV's NN series
+    leaves ectopic beats' intervals out (Task Force of the ESC and NASPE, Circulation 93:1043, 1996): at
+    least :data:`N_WINDOW` differences of successive NN intervals, and a share :data:`PNN50_MIN` of them over
+    50 ms. Sinus rhythm with frequent premature beats (atrial bigeminy) is irregular only through them."""
+    n = classes[s : e + 1] == "N"
+    nn = n[:-1] & n[1:] & ok[s:e]
+    succ = nn[:-1] & nn[1:]
+    if succ.sum() < N_WINDOW:
+        return False
+    return bool(np.mean(np.abs(np.diff(np.diff(t[s : e + 1])))[succ] > 0.05) >= PNN50_MIN)
+
+
+def place_edges(s: int, e: int, evidence: np.ndarray, ok: np.ndarray) -> tuple[int, int]:
+    """An episode's first and last beat placed where the rhythm changes: within :data:`EDGE_BEATS` intervals of
+    each edge (inside its stretch of ``ok`` intervals, and not past the episode's middle), the split that best
+    fits a step from sinus rhythm (``evidence`` < 0) to AF (> 0), the extreme of the evidence's cumulative sum
+    (Page's CUSUM change point)."""
+    cuts = np.flatnonzero(~ok)
+    lo = int(cuts[cuts < s].max()) + 1 if (cuts < s).any() else 0
+    hi = int(cuts[cuts >= e].min()) if (cuts >= e).any() else len(ok)
+    mid = (s + e) // 2
+    a, b = max(lo, s - EDGE_BEATS), min(mid, s + EDGE_BEATS)
+    if b > a:
+        s = a + int(np.argmin(np.concatenate([[0.0], np.cumsum(evidence[a:b])])))
+    a, b = max(mid, e - EDGE_BEATS), min(hi, e + EDGE_BEATS)
+    if b > a:
+        e = a + int(np.argmax(np.concatenate([[0.0], np.cumsum(evidence[a:b])])))
+    return s, e
+
+
+def _merge(episodes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping ``(first beat, last beat)`` episodes merged."""
+    out: list[list[int]] = []
+    for s, e in sorted(episodes):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        elif e > s:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
 
 
 def p_wave_check(
     t: np.ndarray, classes, episodes: list[tuple[int, int]], signal, min_episode_s: float
 ) -> list[tuple[int, int]]:
-    """The episodes whose beats show no consistent P wave (below :data:`P_WAVE_MAX`), their edges trimmed
-    (:func:`_trim_edges`), that still last ``min_episode_s``."""
-    x, fs = signal()
+    """The episodes, their edges trimmed (:func:`_trim_edges`), that still last ``min_episode_s`` and whose
+    beats show no consistent P wave in any lead (below :data:`P_WAVE_MAX`)."""
+    leads, fs = signal()
+    x = list(leads.values())
     supra = (
         np.ones(len(t), dtype=bool) if classes is None else ~np.isin(np.asarray(classes).astype(str), ["V", "F", "Q"])
     )
     kept = []
     for s, e in episodes:
-        if _p_wave(x, fs, t, supra, s, e, P_MIN_BEATS, None) >= P_WAVE_MAX:
-            continue
         s, e = _trim_edges(x, fs, t, supra, s, e)
-        if t[e] - t[s] >= min_episode_s:
+        if t[e] - t[s] >= min_episode_s and _p_wave(x, fs, t, supra, s, e, P_MIN_BEATS, None) < P_WAVE_MAX:
             kept.append((s, e))
     return kept
 
 
 def _trim_edges(x, fs, t, supra, s: int, e: int) -> tuple[int, int]:
-    """Trim an episode's edge windows of :data:`P_TRIM_BEATS` beats while they show P waves (:data:`P_TRIM`):
-    sinus rhythm the smoothing carried into the episode."""
-    while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, s, s + P_TRIM_BEATS, P_TRIM_MIN_BEATS, 0.0) >= P_TRIM:
+    """Trim an episode's edge windows of :data:`P_TRIM_BEATS` beats while they show P waves (:data:`P_TRIM`) and
+    at least two such windows remain."""
+    while e - s > 2 * P_TRIM_BEATS and _p_wave(x, fs, t, supra, s, s + P_TRIM_BEATS, P_MIN_BEATS, 0.0) >= P_TRIM:
         s += P_TRIM_BEATS
-    while e - s > P_TRIM_BEATS and _p_wave(x, fs, t, supra, e - P_TRIM_BEATS, e, P_TRIM_MIN_BEATS, 0.0) >= P_TRIM:
+    while e - s > 2 * P_TRIM_BEATS and _p_wave(x, fs, t, supra, e - P_TRIM_BEATS, e, P_MIN_BEATS, 0.0) >= P_TRIM:
         e -= P_TRIM_BEATS
     return s, e
 
 
-def _p_wave(x, fs, t, supra, s: int, e: int, min_beats: int, default) -> float:
-    """P-wave consistency of beats s..e (those not premature, with room for the P window, not V/F/Q);
-    ``default`` (or -inf, i.e. "no P waves seen") when too few beats."""
+def _p_wave(x: list, fs, t, supra, s: int, e: int, min_beats: int, default) -> float:
+    """P-wave consistency of beats s..e (those not premature, with room for the P window, not V/F/Q), the
+    highest over the leads ``x`` (a P wave that one lead shows is there); ``default`` (or -inf, i.e. "no P
+    waves seen") when too few beats."""
     beats = np.arange(s, e + 1)
     beats = beats[supra[beats] & (beats > 0)]
     if len(beats) == 0:
@@ -270,8 +341,8 @@ def _p_wave(x, fs, t, supra, s: int, e: int, min_beats: int, default) -> float:
     # not premature (RR at least the stretch's median) and room for the P window: beats that follow a sinus
     # or fibrillating atrium, not premature ectopics the classes missed
     beats = beats[(rr_before >= np.median(rr_before)) & (rr_before > P_WINDOW_S[0] + 0.15)]
-    value = p_wave_consistency(x, fs, t[beats], min_beats)
-    return (-np.inf if default is None else default) if value is None else value
+    values = [v for v in (p_wave_consistency(lead, fs, t[beats], min_beats) for lead in x) if v is not None]
+    return max(values) if values else (-np.inf if default is None else default)
 
 
 def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beats: int = P_MIN_BEATS) -> float | None:

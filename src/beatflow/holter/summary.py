@@ -384,8 +384,7 @@ def af_section(
     """``holter.json``'s ``af``: the episodes (detected by :func:`beatflow.holter.af.detect_af` unless given)
     and the burden over the analysed time."""
     if af_episodes is None:
-        first = None if signal is None else _first_lead(signal)
-        af_episodes = af_module.detect_af(t, c, valid, signal=first)
+        af_episodes = af_module.detect_af(t, c, valid, signal=signal)
     episodes = merge_intervals([(max(0.0, s), min(duration_s, e)) for s, e in af_episodes])
     af_s = total_length(episodes, 0.0, duration_s) - overlap_length(episodes, stretches)
     if af_s > 0 and analysed_s > 0 and af_s >= 0.9 * analysed_s:
@@ -394,16 +393,6 @@ def af_section(
         "episodes": [{"start_s": _num(s, 3), "end_s": _num(e, 3)} for s, e in episodes],
         "burden": _num(af_s / analysed_s, 4) if analysed_s > 0 else None,
     }
-
-
-def _first_lead(signal):
-    """A callable returning ``(first lead, fs)`` from one returning ``(leads, fs)``."""
-
-    def first():
-        leads, fs = signal()
-        return next(iter(leads.values())), fs
-
-    return first
 
 
 def ectopy_sections(t, c, excluded) -> tuple[dict, dict]:
@@ -483,7 +472,7 @@ def summary_from_beats(
         AF episodes to use instead of detecting them (the reference summary passes its rhythm annotations).
     signal : callable, optional
         Returns ``(lead name → numpy array, fs)``: for the signal quality (artefact), the pause check and the AF
-        detector's P-wave check (its first lead). None: no artefact is measured.
+        detector's P-wave check (every lead). None: no artefact is measured.
     start : str, optional
         The recording's start (ISO 8601), kept as ``start``; None when unknown.
 
@@ -620,7 +609,7 @@ def summarise(record: str, scores_path, signal_path, excluded=()) -> dict:
     scores_path : path-like
         ``scores.parquet``, with the columns ``time_s`` and ``class``.
     signal_path : path-like
-        ``signal.parquet``: the duration from its footer, the first lead for the checks.
+        ``signal.parquet``: the duration from its footer, its leads for the checks.
     excluded : sequence of (float, float), optional
         ``[(start_s, end_s), …]`` not analysed: none in the workflow; the evaluation passes the reference's
         ventricular flutter/fibrillation episodes, which EC57 leaves out and the reference summary does not
