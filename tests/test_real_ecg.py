@@ -19,8 +19,9 @@ pytestmark = [
     pytest.mark.workflow,
     pytest.mark.skipif(
         not all((MITDB / f"{r}.hea").exists() and (MITDB / f"{r}.atr").exists() for r in RECORDS),
-        reason=f"MIT-BIH records {', '.join(RECORDS)} not found in {MITDB} "
-        "(python -c \"import wfdb; wfdb.dl_database('mitdb', 'mitdb')\")",
+        reason=f"MIT-BIH records {', '.join(RECORDS)} not found in {MITDB} (the team's ../shared/mitdb beside "
+        "this clone; or put PhysioNet's mitdb there: python -c \"import wfdb; wfdb.dl_database('mitdb', "
+        "'../shared/mitdb', records=['208'])\")",
     ),
 ]
 
