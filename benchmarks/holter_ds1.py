@@ -45,6 +45,10 @@ sinus rhythm with ectopy) and the AF time found in records without reference AF.
 
     python -m benchmarks.holter_ds1 --af-events --json benchmarks/results/holter-af-ds1-<date>.json
     python -m benchmarks.holter_ds1 --af-events --data ../shared/svdb
+    python -m benchmarks.holter_ds1 --af-sensitivity ../shared/mitdb ../shared/svdb --json …
+
+``--af-sensitivity`` repeats that section over whole WFDB folders with the detector's tuned constants set
+otherwise, one at a time (:data:`SENSITIVITY`), and gives each setting's gross and per-record AF figures.
 
 Every variant runs with the P-wave check (both leads, read with wfdb) and without it.
 Only the first variant's full agreement is printed per record; the others' AF figures are in the JSON and the
@@ -293,6 +297,80 @@ def af_events(records: list[str], data: Path, detect=detect_af) -> dict:
     return out
 
 
+SENSITIVITY = {  # name: the AF detector's constants set for the run (the default first)
+    "default": {},
+    "ALPHA_SHORT 0.02 (one scale)": {"ALPHA_SHORT": 0.02},
+    "ALPHA_SHORT 0.2": {"ALPHA_SHORT": 0.2},
+    "EDGE_BEATS 20": {"EDGE_BEATS": 20},
+    "EDGE_BEATS 60": {"EDGE_BEATS": 60},
+    "P_TRIM_BEATS 30 (landed)": {"P_TRIM_BEATS": 30},
+    "no NN gate": {"nn_irregular": lambda *args: True},
+}
+
+
+def af_sensitivity(folders: dict[str, Path]) -> dict:
+    """The AF events section's gross figures and each AF record's, per WFDB folder, with each of
+    :data:`SENSITIVITY`'s settings of the detector's constants (restored after each run): what each tuned
+    constant buys on the record it was tuned on (MIT-BIH 201) and on the others."""
+    import contextlib
+    import io
+
+    from beatflow.holter import af as af_module
+
+    out = {}
+    for name, overrides in SENSITIVITY.items():
+        saved = {k: getattr(af_module, k) for k in overrides}
+        try:
+            for k, v in overrides.items():
+                setattr(af_module, k, v)
+            runs = {}
+            for db, folder in folders.items():
+                with contextlib.redirect_stdout(io.StringIO()):
+                    runs[db] = af_events(sorted(x.stem for x in folder.glob("*.atr")), folder)
+        finally:
+            for k, v in saved.items():
+                setattr(af_module, k, v)
+        out[name] = {
+            db: {
+                "gross": sec["gross"],
+                "records": {
+                    variant: {
+                        rec: {
+                            k: a[k]
+                            for k in (
+                                "reference_s",
+                                "output_s",
+                                "duration_se",
+                                "duration_ppv",
+                                "found",
+                                "reference",
+                                "true",
+                                "output",
+                                "edge_errors_beats",
+                            )
+                        }
+                        for rec, a in recs.items()
+                        if a["reference_s"] or a["output_s"]
+                    }
+                    for variant, recs in sec["records"].items()
+                },
+            }
+            for db, sec in runs.items()
+        }
+        print(
+            name,
+            {
+                db: {
+                    v: (g["duration_se"], g["duration_ppv"], g["false_s_without_reference_af"])
+                    for v, g in r["gross"].items()
+                }
+                for db, r in out[name].items()
+            },
+            flush=True,
+        )
+    return out
+
+
 def af_events_table(section: dict) -> str:
     lines = [
         f"{'variant':>14} {'rec':>4} {'refAF_s':>8} {'outAF_s':>8} {'dSe':>6} {'d+P':>6} {'ep':>9} {'N/S/V in AF':>14} "
@@ -441,9 +519,17 @@ def main(argv=None) -> int:
     p.add_argument("--records", help="comma-separated subset (default: every record in --data)")
     p.add_argument("--results", type=Path, help="a workflow run's results folder: also evaluate its summaries")
     p.add_argument("--af-events", action="store_true", help="only the AF events section (see the docstring)")
+    p.add_argument(
+        "--af-sensitivity", type=Path, nargs="+", metavar="FOLDER", help="the AF constants' sensitivity (docstring)"
+    )
     p.add_argument("--json", type=Path, help="output JSON (default benchmarks/results/holter-ds1-<date>.json)")
     args = p.parse_args(argv)
     records = args.records.split(",") if args.records else sorted(x.stem for x in args.data.glob("*.atr"))
+    if args.af_sensitivity:
+        result = af_sensitivity({folder.name: folder for folder in args.af_sensitivity})
+        if args.json:
+            print(f"\nwrote {write_json(args.json, result, indent=1)}")
+        return 0
     if args.af_events:
         section = af_events(records, args.data)
         print(af_events_table(section))

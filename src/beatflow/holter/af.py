@@ -23,7 +23,9 @@ per record (how these stages alone fare on DS1: ``docs/experiments.md``). What b
   reliable, and a run of them is not AF). Supraventricular (``S``) beats are kept: a classifier that calls
   beats S by their prematurity calls many AF beats S, and dropping them would hide the AF;
 - the series is cut at every interval that is not analysable (next to a stretch of ``Q`` beats, in an
-  excluded stretch, or a gap without beats): each stretch is analysed on its own;
+  excluded stretch, or a gap without beats) and at every run of :data:`V_RUN` or more ``V`` beats (the
+  MIT-BIH annotators end AF at ventricular tachycardia, ``(VT``, and the summary's runs are not counted inside
+  AF): each stretch is analysed on its own;
 - steps 2–5 run twice, with the paper's α = 0.02 (some 50 beats) and with :data:`ALPHA_SHORT` = 0.1 (some 10
   beats), and a candidate is where either output exceeds η: a paroxysm of 10–40 s (15–60 beats) barely moves
   the long averager, whose zero-phase smoothing also blurs each edge by tens of beats;
@@ -76,6 +78,7 @@ P_TRIM = 0.7  # an episode's edge window of P_TRIM_BEATS beats with this P-wave 
 P_TRIM_BEATS = 15  # on MIT-BIH 201 (tuned there; 30 before): docs/experiments.md
 P_MAX_BEATS = 300
 ECTOPIC = ("V", "F")  # classes whose intervals leave the RR series
+V_RUN = 3  # a run of this many V beats (ventricular tachycardia) ends AF: the series is cut there
 
 
 def median3(r: np.ndarray) -> np.ndarray:
@@ -195,6 +198,9 @@ def detect_af(
     if n_rr == 0:
         return []
     ok = np.ones(n_rr, dtype=bool) if valid is None else np.asarray(valid, dtype=bool).copy()
+    if classes is not None:
+        v_run = ventricular_runs(np.asarray(classes).astype(str))
+        ok &= ~(v_run[:-1] | v_run[1:])
     keep = ok.copy()
     if classes is not None and len(ectopic):
         ect = np.isin(np.asarray(classes).astype(str), list(ectopic))
@@ -207,6 +213,16 @@ def detect_af(
     if signal is not None and episodes:
         episodes = p_wave_check(t, classes, episodes, signal, min_episode_s)
     return [(float(t[s]), float(t[e])) for s, e in episodes]
+
+
+def ventricular_runs(classes: np.ndarray) -> np.ndarray:
+    """Per beat, whether it belongs to a run of :data:`V_RUN` or more consecutive ``V`` beats."""
+    starts, ends = _runs(classes == "V")
+    out = np.zeros(len(classes), dtype=bool)
+    for s, e in zip(starts, ends, strict=True):
+        if e - s >= V_RUN:
+            out[s:e] = True
+    return out
 
 
 def rr_flags(t: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
