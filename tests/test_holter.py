@@ -278,6 +278,20 @@ def test_a_20_s_paroxysm_is_found_with_edges_within_3_beats(with_signal):
     assert (errors <= 3).sum() >= 19 and errors.max() <= 4 and np.median(errors) <= 1
 
 
+def test_a_ventricular_run_ends_af():
+    # AF (RR 0.4-1.1 s), 5 V beats at 0.45 s, AF again: two episodes, the run between them counted
+    rng = np.random.default_rng(6)
+    rr = np.concatenate([sinus(100, rng=rng), rng.uniform(0.4, 1.1, 80), np.full(5, 0.45)])
+    rr = np.concatenate([rr, rng.uniform(0.4, 1.1, 80), sinus(100, rng=rng)])
+    t = beats_from_rr(rr)
+    c = np.full(len(t), "N")
+    c[181:186] = "V"
+    episodes = detect_af(t, c)
+    assert len(episodes) == 2 and episodes[0][1] <= t[181] and episodes[1][0] >= t[185]
+    s = summary_from_beats("r", t, c, t[-1] + 0.5)
+    assert [r["beats"] for r in s["ventricular"]["runs"]] == [5] and s["tachycardia"][0]["kind"] == "VT"
+
+
 def test_ectopy_rich_sinus_is_not_af():
     rng = np.random.default_rng(4)
     # ventricular bigeminy, coupling 0.45–0.6 s (irregular), classes say V: its intervals leave the series

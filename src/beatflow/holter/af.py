@@ -173,8 +173,9 @@ def detect_af(
     time_s : numpy.ndarray
         Beat times in seconds, increasing.
     classes : numpy.ndarray of str, optional
-        Each beat's AAMI class; intervals touching a beat of a class in ``ectopic`` leave the RR series.
-        None: no beat is left out.
+        Each beat's AAMI class: intervals touching a beat of a class in ``ectopic`` leave the RR series, runs
+        of :data:`V_RUN` ``V`` beats cut it, an episode must be irregular on its NN intervals. None: no beat is
+        left out, nothing cut, no NN gate.
     valid : numpy.ndarray of bool, optional
         ``valid[i]``: whether the interval from beat i to beat i+1 can be analysed (default: all); the series
         is cut at the others.
@@ -198,20 +199,21 @@ def detect_af(
     if n_rr == 0:
         return []
     ok = np.ones(n_rr, dtype=bool) if valid is None else np.asarray(valid, dtype=bool).copy()
-    if classes is not None:
-        v_run = ventricular_runs(np.asarray(classes).astype(str))
+    c = None if classes is None else np.asarray(classes).astype(str)
+    if c is not None:
+        v_run = ventricular_runs(c)
         ok &= ~(v_run[:-1] | v_run[1:])
     keep = ok.copy()
-    if classes is not None and len(ectopic):
-        ect = np.isin(np.asarray(classes).astype(str), list(ectopic))
+    if c is not None and len(ectopic):
+        ect = np.isin(c, list(ectopic))
         keep &= ~(ect[:-1] | ect[1:])
     flags, jump, evidence = rr_flags(t, ok, keep)
     episodes = _merge([place_edges(s, e, evidence, ok) for s, e in gated_episodes(flags, jump, pnn50_min)])
     episodes = [(s, e) for s, e in episodes if t[e] - t[s] >= min_episode_s]
-    if classes is not None:
-        episodes = [(s, e) for s, e in episodes if nn_irregular(t, np.asarray(classes).astype(str), ok, s, e)]
+    if c is not None:
+        episodes = [(s, e) for s, e in episodes if nn_irregular(t, c, ok, s, e)]
     if signal is not None and episodes:
-        episodes = p_wave_check(t, classes, episodes, signal, min_episode_s)
+        episodes = p_wave_check(t, c, episodes, signal, min_episode_s)
     return [(float(t[s]), float(t[e])) for s, e in episodes]
 
 
