@@ -12,14 +12,15 @@ import numpy as np
 
 @dataclass(frozen=True)
 class RecordRows:
-    """One record's detected beats (``record`` of the folder ``database``): ``features`` ``[beats, features]``,
-    ``label`` (the matched reference beat's AAMI class; ``-`` for a detection without one), ``peak`` (samples),
-    ``fs``; for EC57 scoring, which
-    detections are ``scored`` (outside ventricular flutter/fibrillation), the reference beats outside it
-    (their ``reference`` classes) and the ``matched`` pairs ``(i_reference, i_scored_detection)``."""
+    """One record's detected beats (``record`` of the folder ``database``, read from ``source``):
+    ``features`` ``[beats, features]``, ``label`` (the matched reference beat's AAMI class; ``-`` for a
+    detection without one), ``peak`` (samples), ``fs``; for EC57 scoring, which detections are ``scored``
+    (outside ventricular flutter/fibrillation), the reference beats outside it (their ``reference`` classes)
+    and the ``matched`` pairs ``(i_reference, i_scored_detection)``."""
 
     record: str
     database: str
+    source: Path
     features: np.ndarray
     label: np.ndarray
     peak: np.ndarray
@@ -27,6 +28,14 @@ class RecordRows:
     scored: np.ndarray
     reference: np.ndarray
     matched: tuple[np.ndarray, np.ndarray]
+
+
+def record_leads(rows: RecordRows) -> tuple[dict, float]:
+    """``(leads, fs)`` of the record ``rows`` were made from (lead name → numpy array)."""
+    from beatflow.io.physio import read_wfdb
+
+    signals, _, fs = read_wfdb(rows.source, None)
+    return signals, fs
 
 
 def detected_peaks(signals: list[np.ndarray], fs: float) -> np.ndarray:
@@ -58,7 +67,7 @@ def record_rows(path: Path) -> RecordRows:
     label = np.full(len(peaks), "-", dtype="<U1")
     label[np.flatnonzero(scored)[di]] = reference[ti]
     features = beat_features(lead_signals, fs, peaks)
-    return RecordRows(path.name, path.parent.name, features, label, peaks, fs, scored, reference, (ti, di))
+    return RecordRows(path.name, path.parent.name, path, features, label, peaks, fs, scored, reference, (ti, di))
 
 
 def cached_rows(path: Path, cache: Path) -> RecordRows:
@@ -72,6 +81,7 @@ def cached_rows(path: Path, cache: Path) -> RecordRows:
                 return RecordRows(
                     path.name,
                     path.parent.name,
+                    path,
                     z["features"],
                     z["label"],
                     z["peak"],

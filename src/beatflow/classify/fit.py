@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from beatflow.classify.dataset import RecordRows, database_rows
+from beatflow.classify.dataset import RecordRows, database_rows, record_leads
 from beatflow.classify.model import CLASSES, MODEL_FILE, decide, probabilities, save
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -72,7 +72,7 @@ def scored(records: list[RecordRows], booster) -> dict:
 
     per_record = {}
     for r in records:
-        classes, _ = decide(probabilities(r.features, booster))
+        classes, _ = decide(probabilities(r.features, booster), r.peak / r.fs, lambda r=r: record_leads(r))
         per_record[r.record] = class_figures(r.reference, classes[r.scored], *r.matched)
     return {"gross": cohort_class_figures(per_record), "records": per_record}
 

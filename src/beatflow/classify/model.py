@@ -55,14 +55,27 @@ def probabilities(features: np.ndarray, booster=None) -> np.ndarray:
     return np.asarray(booster.predict(features, num_threads=1)).reshape(len(features), len(CLASSES))
 
 
-def decide(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each beat's class (the most probable) and ``class_p``, its probability."""
-    best = prob.argmax(1) if len(prob) else np.zeros(0, np.int64)
-    return np.array(CLASSES)[best], prob[np.arange(len(prob)), best] if len(prob) else np.zeros(0)
+def decide(prob: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
+    """Each beat's class (the most probable) and ``class_p``, its probability; then the rhythm context: inside
+    atrial fibrillation or flutter (:func:`beatflow.holter.af.detect_af` on these classes, its P-wave check on
+    ``signal`` when given: a callable returning ``(leads, fs)``), irregularity is not prematurity, so an S beat
+    is N there, with ``class_p`` the probability that it is N or S."""
+    from beatflow.holter.af import detect_af
+
+    n = len(prob)
+    best = prob.argmax(1) if n else np.zeros(0, np.int64)
+    cls, p = np.array(CLASSES)[best], prob[np.arange(n), best]
+    s, normal = CLASSES.index("S"), CLASSES.index("N")
+    for start, end in detect_af(time_s, cls, signal=signal):
+        supra = (time_s >= start) & (time_s <= end) & (cls == "S")
+        cls[supra], p[supra] = "N", prob[supra, normal] + prob[supra, s]
+    return cls, p
 
 
-def classify(signals: list[np.ndarray], fs: float, peaks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def classify(signals: list[np.ndarray], fs: float, peaks: np.ndarray, booster=None) -> tuple[np.ndarray, np.ndarray]:
     """Every beat's AAMI class and ``class_p`` from its record's leads ``signals`` and R ``peaks`` (samples)."""
     from beatflow.classify.features import beat_features
 
-    return decide(probabilities(beat_features(signals, fs, peaks)))
+    leads = {f"lead {i + 1}": np.asarray(x) for i, x in enumerate(signals)}
+    prob = probabilities(beat_features(signals, fs, peaks), booster)
+    return decide(prob, np.asarray(peaks) / fs, lambda: (leads, fs))
