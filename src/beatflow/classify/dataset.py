@@ -71,13 +71,17 @@ def record_rows(path: Path) -> RecordRows:
 
 
 def cached_rows(path: Path, cache: Path) -> RecordRows:
-    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record, remade when the features change)."""
-    from beatflow.classify.features import NAMES
+    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record, remade when the features' code
+    changes)."""
+    import hashlib
 
+    from beatflow.classify import features
+
+    code = hashlib.sha256(Path(features.__file__).read_bytes()).hexdigest()
     file = cache / f"{path.parent.name}_{path.name}.npz"
     if file.exists():
         with np.load(file, allow_pickle=False) as z:
-            if tuple(z["names"]) == NAMES:
+            if "code" in z.files and str(z["code"]) == code:
                 return RecordRows(
                     path.name,
                     path.parent.name,
@@ -95,7 +99,7 @@ def cached_rows(path: Path, cache: Path) -> RecordRows:
     tmp = file.with_suffix(".tmp.npz")
     np.savez(
         tmp,
-        names=np.array(NAMES),
+        code=code,
         features=rows.features,
         label=rows.label,
         peak=rows.peak,

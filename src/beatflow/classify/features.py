@@ -78,13 +78,17 @@ NAMES = TIMING + SHAPE
 
 
 def _rolling(values: np.ndarray, size: int, q: float) -> np.ndarray:
-    """The running ``q`` percentile of ``values`` over ``size`` values centred on each (NaNs ignored)."""
-    from numpy.lib.stride_tricks import sliding_window_view
+    """The running ``q`` percentile of ``values`` over ``size`` values centred on each (scipy's rank filter,
+    the record's ends repeated); a NaN counts as its nearest finite neighbour."""
+    from scipy.ndimage import percentile_filter
 
-    padded = np.pad(values, size // 2, mode="edge")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN window gives NaN
-        return np.nanpercentile(sliding_window_view(padded, size), q, axis=1)
+    finite = np.isfinite(values)
+    if not finite.any():
+        return np.full(len(values), np.nan)
+    index = np.arange(len(values))
+    nearest = np.interp(index, index[finite], index[finite])  # NaNs take the value of a neighbour
+    filled = values[np.round(nearest).astype(np.int64)]
+    return percentile_filter(filled, q, size=size, mode="nearest")
 
 
 def timing(peaks: np.ndarray, fs: float) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -185,10 +189,12 @@ def shape(x: np.ndarray, peaks: np.ndarray, fs: float, regular: np.ndarray) -> d
     chosen = np.flatnonzero(regular) if regular.sum() >= MIN_REGULAR else np.arange(n)
     chosen = chosen[:: max(1, len(chosen) // TEMPLATE_BEATS)]
     lo, hi = spans["qrs"]
-    aligned = peaks
-    for _ in range(ALIGN_PASSES):  # each pass: the template of the aligned beats, the beats aligned to it
-        template = np.median(_cut(x, aligned[chosen], lo, hi), 0)
-        aligned = peaks + _best_shift(x, peaks, template, lo, shift)
+    template_beats = peaks[chosen]
+    for _ in range(ALIGN_PASSES - 1):  # the template's beats aligned to their own median, and again
+        template = np.median(_cut(x, template_beats, lo, hi), 0)
+        template_beats = peaks[chosen] + _best_shift(x, peaks[chosen], template, lo, shift)
+    template = np.median(_cut(x, template_beats, lo, hi), 0)
+    aligned = peaks + _best_shift(x, peaks, template, lo, shift)  # every beat aligned to the sharp template
     templates = {k: np.median(_cut(x, aligned[chosen], a, b), 0) for k, (a, b) in spans.items()}
     whole = (spans["p"][0], spans["t"][1])
     template_noise = np.sqrt((np.diff(np.median(_cut(x, aligned[chosen], *whole), 0), axis=-1) ** 2).mean(-1))
@@ -232,7 +238,7 @@ def beat_features(signals: list[np.ndarray], fs: float, peaks: np.ndarray) -> np
     peaks = np.asarray(peaks, dtype=np.int64)
     x = band_pass([np.asarray(s, np.float32) for s in signals[:2]], fs, *BAND_HZ, np)
     rate = Fraction(FEATURE_FS / fs).limit_denominator(1000)
-    x = resample_poly(x, rate.numerator, rate.denominator, axis=1).astype(np.float64)
+    x = resample_poly(x, rate.numerator, rate.denominator, axis=1).astype(np.float32)
     t, regular = timing(peaks, fs)
     s = shape(x, np.round(peaks * float(rate)).astype(np.int64), FEATURE_FS, regular)
     s.update(family(t, s))

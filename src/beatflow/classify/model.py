@@ -52,7 +52,8 @@ def probabilities(features: np.ndarray, booster=None) -> np.ndarray:
     booster = booster if booster is not None else load()[0]
     if len(features) == 0:
         return np.zeros((0, len(CLASSES)))
-    return np.asarray(booster.predict(features, num_threads=1)).reshape(len(features), len(CLASSES))
+    # num_threads 0: OpenMP's default, which a warm worker caps at the job's threads (threadpoolctl)
+    return np.asarray(booster.predict(features, num_threads=0)).reshape(len(features), len(CLASSES))
 
 
 def decide(prob: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
