@@ -169,8 +169,12 @@ def keep_logs(work: Path, dest: Path, stderr: str) -> None:
     """A run's rule logs, its warm workers' logs and Snakemake's stderr, copied to ``dest``."""
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(work / "logs", dest / "logs", dirs_exist_ok=True)
-    if (work / ".snakemake" / "beatflow").exists():  # the warm workers' own logs
-        shutil.copytree(work / ".snakemake" / "beatflow", dest / "workers", dirs_exist_ok=True)
+    workers = work / ".snakemake" / "beatflow"
+    if workers.exists():  # the warm workers' own logs (not their sockets and pipes)
+        for log in workers.rglob("*.log"):
+            target = dest / "workers" / log.relative_to(workers)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(log, target)
     (dest / "snakemake.stderr").write_text(stderr)
 
 

@@ -3,8 +3,8 @@ every interval is a ratio to the beat's own local rhythm, every shape a correlat
 record's own sinus template, every lead-wise figure summarised over the leads (so that neither the leads' order
 nor their names matter).
 
-1. *Band-pass* each lead (:data:`BAND_HZ`, :func:`beatflow.dsp.filters.band_pass`) and resample it to
-   :data:`FEATURE_FS`, so that widths, slopes and noise read alike at any sampling rate.
+1. *Resample* each lead to :data:`FEATURE_FS` (so that widths, slopes and noise read alike at any sampling
+   rate) and *band-pass* it (:data:`BAND_HZ`, :func:`beatflow.dsp.filters.band_pass`).
 2. *Local rhythm*: RR before and after each beat, their running median and upper quartile over
    :data:`LOCAL_BEATS` intervals each side, and the running median successive difference (irregularity:
    atrial fibrillation; against the interval two before, so that bigeminy is not), and the slow rhythm (upper
@@ -236,9 +236,9 @@ def beat_features(signals: list[np.ndarray], fs: float, peaks: np.ndarray) -> np
     from beatflow.dsp.filters import band_pass
 
     peaks = np.asarray(peaks, dtype=np.int64)
-    x = band_pass([np.asarray(s, np.float32) for s in signals[:2]], fs, *BAND_HZ, np)
     rate = Fraction(FEATURE_FS / fs).limit_denominator(1000)
-    x = resample_poly(x, rate.numerator, rate.denominator, axis=1).astype(np.float32)
+    x = np.stack([np.asarray(lead, np.float32) for lead in signals[:2]])
+    x = band_pass(resample_poly(x, rate.numerator, rate.denominator, axis=1), FEATURE_FS, *BAND_HZ, np)
     t, regular = timing(peaks, fs)
     s = shape(x, np.round(peaks * float(rate)).astype(np.int64), FEATURE_FS, regular)
     s.update(family(t, s))
