@@ -1,0 +1,67 @@
+"""config/README.md's "What an edit reruns" table and its SLURM table against the workflow itself: the rules
+that read each config section (their ``params``) and every rule downstream of them in the rule graph."""
+
+import re
+import subprocess
+import sys
+
+from conftest import ROOT
+
+from beatflow.gpus import GPU_STAGES
+
+README = ROOT / "config" / "README.md"
+
+
+def rule_graph() -> dict[str, set[str]]:
+    """Rule → the rules that take its output, from ``snakemake --rulegraph`` on the demo (target ``all``)."""
+    dot = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--rulegraph", "--quiet", "all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    names = dict(re.findall(r'(\d+)\[label = "(\w+)"', dot))
+    after = {name: set() for name in names.values()}
+    for a, b in re.findall(r"(\d+) -> (\d+)", dot):
+        after[names[a]].add(names[b])
+    after.pop("all")
+    for targets in after.values():
+        targets.discard("all")
+    return after
+
+
+def readers() -> dict[str, str]:
+    """Config section → the rule whose ``params`` carry it."""
+    out = {}
+    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
+        for rule, body in re.findall(r"^rule (\w+):(.*?)(?=^rule |\Z)", smk.read_text(), re.S | re.M):
+            for section in re.findall(r'params:.*?(?:^\s+\w+=config\["(\w+)"\])', body, re.S | re.M):
+                out[section] = rule
+    return out
+
+
+def downstream(graph: dict[str, set[str]], rule: str) -> set[str]:
+    seen, todo = {rule}, [rule]
+    while todo:
+        for nxt in graph[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_what_an_edit_reruns_is_the_rule_graph():
+    graph = rule_graph()
+    table = dict(re.findall(r"^\| `(\w+)\.\*` \| ([^|(]+)", README.read_text(), re.M))
+    sections = readers()
+    assert set(sections) == {"ingest", "segment", "embed", "train", "score"}
+    assert set(table) == set(sections), "every section that a rule reads has its row"
+    for section, rule in sections.items():
+        listed = {name.strip() for name in table[section].split(",")}
+        assert listed == downstream(graph, rule), section
+
+
+def test_the_slurm_table_names_the_gpu_rules():
+    row = re.search(r"^\| ([\w, ]+) \| `-p <GPU partition> --gpus=1`", README.read_text(), re.M)
+    assert row and {name.strip() for name in row.group(1).split(",")} == set(GPU_STAGES)
