@@ -71,6 +71,17 @@ def test_premature_narrow_beat_in_regular_rhythm_is_s():
     assert (np.delete(cls, 100) == "N").mean() >= 0.99
 
 
+@pytest.mark.parametrize("bpm", [45.0, 150.0])
+def test_steady_sinus_rhythm_at_any_rate_is_normal(bpm):
+    """Sinus bradycardia and sinus tachycardia, each the whole record: every beat N (no absolute rate makes a
+    beat S)."""
+    spec = synth.SynthSpec(duration_s=600, hr_bpm=bpm, pvc_rate=0.0, pac_rate=0.0, aberrant_rate=0.0, seed=2)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, 128.0)
+    cls, _ = model.classify(leads, 128.0, peaks)
+    assert (cls == "N").mean() >= 0.99
+
+
 def test_one_lead_record_is_classified():
     """A record with one lead: every beat gets a class (the lead features of the missing lead are the one's)."""
     spec = synth.SynthSpec(duration_s=300, pvc_rate=0.05, pac_rate=0.0, aberrant_rate=0.0, seed=8)

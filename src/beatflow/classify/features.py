@@ -1,21 +1,23 @@
 """Per-beat features of the beat classifier, in units that hold across sampling rates, leads and patients:
-every interval is a ratio to the beat's own local rhythm, every shape a correlation or log ratio against the
-record's own sinus template, every lead-wise figure summarised over the leads (so that neither the leads' order
-nor their names matter).
+every interval is a ratio to the beat's own local rhythm (no absolute rate or width: a sinus tachycardia or a
+bundle-branch block is the record's normal), every shape a correlation or log ratio against the record's own
+sinus template, every lead-wise figure summarised over the leads (so that neither the leads' order nor their
+names matter).
 
 1. *Resample* each lead to :data:`FEATURE_FS` (so that widths, slopes and noise read alike at any sampling
    rate) and *band-pass* it (:data:`BAND_HZ`, :func:`beatflow.dsp.filters.band_pass`).
 2. *Local rhythm*: RR before and after each beat, their running median and upper quartile over
    :data:`LOCAL_BEATS` intervals each side, and the running median successive difference (irregularity:
    atrial fibrillation; against the interval two before, so that bigeminy is not), and the slow rhythm (upper
-   decile over :data:`WIDE_BEATS` each side: the sinus interval where premature beats outnumber sinus ones)
+   decile over :data:`WIDE_BEATS` and :data:`SUSTAINED_BEATS` each side: the sinus interval where premature
+   beats outnumber sinus ones, and around a sustained tachycardia)
    — after de Chazal et al. 2004 (local and average RR) and Teijeiro et al. 2018 (rhythm context).
 3. *Sinus template*: the median beat of the regular beats (both intervals within :data:`REGULAR` of the local
    median, at a regular stretch), so that the template is the sinus beat even where premature beats
    outnumber it; each beat aligned to it at the best shift within :data:`SHIFT_S`.
 4. *Shape*: per window (P wave, QRS, T wave: :data:`WINDOWS_S`) and lead, the correlation with the template
-   and the log RMS ratio to it; the QRS width (RMS time spread of its slope energy) in seconds and as a log
-   ratio; the beat's high-frequency content against the template's (noise).
+   and the log RMS ratio to it; the QRS width (RMS time spread of its slope energy) as a log ratio to the
+   template's; the beat's high-frequency content against the template's (noise).
 5. *Context*: the previous and next beats' QRS correlation and prematurity (runs, couplets), and the running
    median of the P-wave and QRS correlations (P waves absent for a stretch: atrial fibrillation or flutter).
 6. *Family*: the record's beats grouped by shape (:data:`FAMILIES`, k-means over :data:`FAMILY_BY`), and per
@@ -54,13 +56,10 @@ TIMING = (
     "rr_pre_sustained",
     "irregularity",
     "irregularity_alternate",
-    "rr_pre_s",
-    "rr_local_s",
     "prev_rr_pre_local",
     "next_rr_post_local",
 )
 SHAPE = tuple(f"{w}_{m}_{agg}" for w in WINDOWS_S for m in ("corr", "amp") for agg in ("mean", "min", "max")) + (
-    "qrs_width_s",
     "qrs_width_ratio",
     "noise_max",
     "prev_qrs_corr",
@@ -119,8 +118,6 @@ def timing(peaks: np.ndarray, fs: float) -> tuple[dict[str, np.ndarray], np.ndar
             "rr_pre_sustained": pre / sustained,
             "irregularity": irregular,
             "irregularity_alternate": alternate,
-            "rr_pre_s": pre,
-            "rr_local_s": local,
             "prev_rr_pre_local": np.r_[np.nan, pre_local[:-1]],
             "next_rr_post_local": np.r_[post_local[1:], np.nan],
         }
@@ -212,7 +209,6 @@ def shape(x: np.ndarray, peaks: np.ndarray, fs: float, regular: np.ndarray) -> d
                 out[f"{k}_{m}_max"][rows] = v.max(-1)
             if k == "qrs":
                 width = _spread(w)
-                out["qrs_width_s"][rows] = width / fs
                 out["qrs_width_ratio"][rows] = np.log(np.maximum(width, 1e-6) / max(template_width, 1e-6))
         noise = np.sqrt((np.diff(_cut(x, centres, *whole), axis=-1) ** 2).mean(-1))
         out["noise_max"][rows] = np.log(np.maximum(noise, 1e-12) / np.maximum(template_noise, 1e-12)[None]).max(-1)
