@@ -170,3 +170,25 @@ def test_bad_config_value_is_rejected_before_any_job(tmp_path):
     run = copy_project(tmp_path)
     out = snakemake(run, "--dry-run", "--config", "device=tpu", check=False)
     assert out.returncode != 0 and "tpu" in out.stdout + out.stderr
+
+
+def test_beats_atr_scores_as_evaluation_json(demo_run):
+    """``beats.atr`` read back as a truth-style annotation file and scored by the same EC57 code against the
+    demo's truth gives evaluation.json's detection and class figures: the file holds every beat and class."""
+    import json
+
+    from beatflow.evaluate import evaluate
+    from beatflow.io.truth import read_truth
+
+    out = results(demo_run)
+    fs = float(pq.read_schema(out / "signal.parquet").metadata[b"fs"])
+    written, _ = read_truth(out / "beats.atr")
+    as_scores = pd.DataFrame(
+        {"time_s": written["sample"] / fs, "score": 0.0, "anomaly": False, "class": written["label"]}
+    )
+    truth, excluded = read_truth(demo_run / "resources" / "demo" / "truth.csv")
+    again = evaluate(truth, as_scores, fs, excluded)
+    stored = json.loads((out / "evaluation.json").read_text())
+    for key in ("sensitivity", "ppv", "true_positives", "false_positives", "false_negatives"):
+        assert again[key] == stored[key], key
+    assert again["classes"] == stored["classes"]
