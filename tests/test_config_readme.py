@@ -65,3 +65,24 @@ def test_what_an_edit_reruns_is_the_rule_graph():
 def test_the_slurm_table_names_the_gpu_rules():
     row = re.search(r"^\| ([\w, ]+) \| `-p <GPU partition> --gpus=1`", README.read_text(), re.M)
     assert row and {name.strip() for name in row.group(1).split(",")} == set(GPU_STAGES)
+
+
+def test_every_config_key_has_its_row():
+    """config/README.md's key table names every key of the schema (rows may group a section's keys)."""
+    import yaml
+
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    rows = re.findall(r"^\| (`[^|]+`) \| ", README.read_text(), re.M)
+    named = set()
+    for row in rows:
+        keys = re.findall(r"`([\w.]+)`", row)
+        if not keys:
+            continue
+        section = keys[0].split(".")[0] if "." in keys[0] else ""
+        named.update(k if "." in k or not section else f"{section}.{k}" for k in keys)
+    for key, spec in schema["properties"].items():
+        if spec.get("type") == "object":
+            for sub in spec["properties"]:
+                assert f"{key}.{sub}" in named, f"{key}.{sub}"
+        else:
+            assert key in named, key
