@@ -76,6 +76,7 @@ def cached_rows(path: Path, cache: Path) -> RecordRows:
     import hashlib
 
     from beatflow.classify import features
+    from beatflow.io.atomic import atomic_path
 
     code = hashlib.sha256(Path(features.__file__).read_bytes()).hexdigest()
     file = cache / f"{path.parent.name}_{path.name}.npz"
@@ -95,21 +96,19 @@ def cached_rows(path: Path, cache: Path) -> RecordRows:
                     (z["ti"], z["di"]),
                 )
     rows = record_rows(path)
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_suffix(".tmp.npz")
-    np.savez(
-        tmp,
-        code=code,
-        features=rows.features,
-        label=rows.label,
-        peak=rows.peak,
-        fs=rows.fs,
-        scored=rows.scored,
-        reference=rows.reference,
-        ti=rows.matched[0],
-        di=rows.matched[1],
-    )
-    tmp.replace(file)
+    with atomic_path(file) as tmp:
+        np.savez(
+            tmp,
+            code=code,
+            features=rows.features,
+            label=rows.label,
+            peak=rows.peak,
+            fs=rows.fs,
+            scored=rows.scored,
+            reference=rows.reference,
+            ti=rows.matched[0],
+            di=rows.matched[1],
+        )
     return rows
 
 

@@ -40,11 +40,11 @@ def load(path: Path = MODEL_FILE):
 def save(booster, path: Path, **meta) -> None:
     """Write ``booster`` and ``meta`` as the classifier file ``path`` (atomically)."""
     from beatflow.classify.features import NAMES
+    from beatflow.io.atomic import atomic_path
 
     text = json.dumps({"classes": CLASSES, "features": NAMES, **meta, "booster": booster.model_to_string()})
-    tmp = Path(path).with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
 
 
 def probabilities(features: np.ndarray, booster=None) -> np.ndarray:
