@@ -209,9 +209,11 @@ def class_tables(result: dict) -> list[str]:
         return []
     lines = [
         "",
-        "## Beat classes (beatflow, no labels)",
+        "## Beat classes (beatflow)",
         "",
         (
+            "The shipped classifier was fitted on the MIT-BIH DS1 and svdb records of ../shared, so on them these "
+            "figures are in database; its out-of-database figures: docs/classes.md. "
             "Counted as EC57 counts ventricular (VEB) and supraventricular (SVEB) ectopic beats: V +P leaves out "
             "detections that match reference F or Q beats, S +P those that match Q; gross figures sum over records "
             "before dividing, averages are over the records with such beats."
