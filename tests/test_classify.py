@@ -127,3 +127,44 @@ def test_kmeans_is_deterministic_and_separates_two_groups():
     a, b = kmeans(f, 2), kmeans(f, 2)
     assert (a == b).all()
     assert len(set(a[:300])) == 1 and len(set(a[300:])) == 1 and a[0] != a[-1]
+
+
+def test_forest_as_tensors_predicts_what_lightgbm_predicts():
+    """The shipped booster walked as torch tensors (the GPU backend's path, here on the CPU) gives LightGBM's
+    probabilities to rounding, on feature rows with missing values and with values exactly at split
+    thresholds (``<=`` goes left)."""
+    from beatflow.classify.trees import forest, probabilities
+
+    booster = model.load()[0]
+    f = forest(booster)
+    rng = np.random.default_rng(0)
+    rows = rng.standard_normal((300, len(features.NAMES))).astype(np.float32)
+    rows[rng.random(rows.shape) < 0.1] = np.nan
+    internal = np.isfinite(f.threshold) & (f.left != np.arange(f.left.shape[1]))
+    at = np.flatnonzero(internal.ravel())[:300]
+    rows[np.arange(len(at)), f.feature.ravel()[at]] = f.threshold.ravel()[at].astype(np.float32)
+    expected = booster.predict(rows)
+    got = probabilities(f, rows, "cpu")
+    assert np.abs(got - expected).max() < 1e-12
+    assert (got.argmax(1) == expected.argmax(1)).all()
+
+
+@pytest.mark.gpu
+def test_gpu_classes_agree_with_the_cpu(gpu):
+    """The same record classified on the device (features in CuPy, the forest in torch) and on the host: the
+    features agree to float rounding and at least 99.5 % of the beats get the same class."""
+    import cupy
+    import torch
+
+    spec = synth.SynthSpec(duration_s=900, pvc_rate=0.05, pac_rate=0.05, aberrant_rate=0.0, seed=4)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, 360.0)
+    host = features.beat_features(leads, 360.0, peaks)
+    device = features.beat_features([cupy.asarray(x) for x in leads], 360.0, peaks, cupy)
+    assert np.allclose(host, device, rtol=1e-3, atol=1e-4, equal_nan=True)
+    cls_host, p_host = model.classify(leads, 360.0, peaks)
+    cls_gpu, p_gpu = model.classify(
+        [cupy.asarray(x) for x in leads], 360.0, peaks, xp=cupy, device=torch.device("cuda")
+    )
+    assert (cls_host == cls_gpu).mean() >= 0.995
+    assert np.abs(p_host - p_gpu)[cls_host == cls_gpu].max() < 1e-3

@@ -125,51 +125,53 @@ def timing(peaks: np.ndarray, fs: float) -> tuple[dict[str, np.ndarray], np.ndar
     return out, regular
 
 
-def _cut(x: np.ndarray, centres: np.ndarray, lo: int, hi: int) -> np.ndarray:
+def _cut(x, centres, lo: int, hi: int, xp):
     """``[beats, leads, hi - lo]`` windows of ``x`` ``[leads, n]`` from ``centre + lo`` to ``centre + hi``,
     clipped at the record's edges."""
-    idx = np.clip(centres[:, None] + np.arange(lo, hi)[None, :], 0, x.shape[1] - 1)
-    return np.ascontiguousarray(x[:, idx].transpose(1, 0, 2))
+    idx = xp.clip(centres[:, None] + xp.arange(lo, hi)[None, :], 0, x.shape[1] - 1)
+    return xp.ascontiguousarray(x[:, idx].transpose(1, 0, 2))
 
 
-def _centred(w: np.ndarray) -> np.ndarray:
+def _centred(w):
     return w - w.mean(-1, keepdims=True)
 
 
-def _corr_amp(w: np.ndarray, template: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _corr_amp(w, template, xp):
     """Per beat and lead, the correlation of windows ``w`` ``[beats, leads, W]`` with ``template``
     ``[leads, W]`` and the log RMS ratio."""
     a, b = _centred(w), _centred(template)[None]
-    na, nb = np.sqrt((a * a).sum(-1)), np.sqrt((b * b).sum(-1))
-    corr = (a * b).sum(-1) / np.maximum(na * nb, 1e-12)
-    return corr, np.log(np.maximum(na, 1e-9) / np.maximum(nb, 1e-9))
+    na, nb = xp.sqrt((a * a).sum(-1)), xp.sqrt((b * b).sum(-1))
+    corr = (a * b).sum(-1) / xp.maximum(na * nb, 1e-12)
+    return corr, xp.log(xp.maximum(na, 1e-9) / xp.maximum(nb, 1e-9))
 
 
-def _spread(w: np.ndarray) -> np.ndarray:
+def _spread(w, xp):
     """RMS time spread (samples) of the slope energy of ``w`` ``[..., leads, W]`` summed over leads, above its
     median (the noise floor)."""
-    e = np.diff(w, axis=-1) ** 2
+    e = xp.diff(w, axis=-1) ** 2
     e = e.sum(-2)
-    e = np.maximum(e - np.median(e, -1, keepdims=True), 0)
-    t = np.arange(e.shape[-1], dtype=np.float64)
-    total = np.maximum(e.sum(-1), 1e-30)
+    e = xp.maximum(e - xp.median(e, -1, keepdims=True), 0)
+    t = xp.arange(e.shape[-1], dtype=xp.float64)
+    total = xp.maximum(e.sum(-1), 1e-30)
     centre = (e * t).sum(-1) / total
-    return np.sqrt((e * (t - centre[..., None]) ** 2).sum(-1) / total)
+    return xp.sqrt((e * (t - centre[..., None]) ** 2).sum(-1) / total)
 
 
-def _best_shift(x: np.ndarray, peaks: np.ndarray, template: np.ndarray, lo: int, shift: int) -> np.ndarray:
+def _best_shift(x, peaks, template, lo: int, shift: int, xp):
     """Per beat, the shift within ``±shift`` samples where its QRS correlates best with ``template``
     ``[leads, W]`` (summed over leads), its window starting ``lo`` samples from the peak."""
     width = template.shape[-1]
-    w = _cut(x, peaks, lo - shift, lo + width + shift)
     b = _centred(template)[None]
-    best = np.full(len(peaks), -np.inf)
-    out = np.zeros(len(peaks), np.int64)
-    for s in range(2 * shift + 1):
-        seg = _centred(w[..., s : s + width])
-        c = ((seg * b).sum(-1) / np.maximum(np.sqrt((seg * seg).sum(-1) * (b * b).sum(-1)), 1e-12)).sum(-1)
-        better = c > best
-        best[better], out[better] = c[better], s - shift
+    out = xp.zeros(len(peaks), xp.int64)
+    for start in range(0, len(peaks), CHUNK):
+        w = _cut(x, peaks[start : start + CHUNK], lo - shift, lo + width + shift, xp)
+        best = xp.full(len(w), -xp.inf)
+        for s in range(2 * shift + 1):
+            seg = _centred(w[..., s : s + width])
+            c = ((seg * b).sum(-1) / xp.maximum(xp.sqrt((seg * seg).sum(-1) * (b * b).sum(-1)), 1e-12)).sum(-1)
+            better = c > best
+            best[better] = c[better]
+            out[start : start + len(w)][better] = s - shift
     return out
 
 
@@ -177,41 +179,51 @@ def _samples(fs: float, window: tuple[float, float]) -> tuple[int, int]:
     return round(window[0] * fs), max(round(window[0] * fs) + 3, round(window[1] * fs))
 
 
-def shape(x: np.ndarray, peaks: np.ndarray, fs: float, regular: np.ndarray) -> dict[str, np.ndarray]:
-    """Each beat's shape features (steps 3–4 of the module docstring) from band-passed leads ``x``
-    ``[leads, n]``."""
-    n = len(peaks)
+def _templates(x, peaks, fs: float, chosen, xp) -> tuple[dict, object]:
+    """The sinus templates of each window (step 3 of the module docstring) from the beats at ``peaks[chosen]``,
+    and every beat's peak aligned to them."""
     shift = max(1, round(SHIFT_S * fs))
     spans = {name: _samples(fs, w) for name, w in WINDOWS_S.items()}
-    chosen = np.flatnonzero(regular) if regular.sum() >= MIN_REGULAR else np.arange(n)
-    chosen = chosen[:: max(1, len(chosen) // TEMPLATE_BEATS)]
     lo, hi = spans["qrs"]
     template_beats = peaks[chosen]
     for _ in range(ALIGN_PASSES - 1):  # the template's beats aligned to their own median, and again
-        template = np.median(_cut(x, template_beats, lo, hi), 0)
-        template_beats = peaks[chosen] + _best_shift(x, peaks[chosen], template, lo, shift)
-    template = np.median(_cut(x, template_beats, lo, hi), 0)
-    aligned = peaks + _best_shift(x, peaks, template, lo, shift)  # every beat aligned to the sharp template
-    templates = {k: np.median(_cut(x, aligned[chosen], a, b), 0) for k, (a, b) in spans.items()}
+        template = xp.median(_cut(x, template_beats, lo, hi, xp), 0)
+        template_beats = peaks[chosen] + _best_shift(x, peaks[chosen], template, lo, shift, xp)
+    template = xp.median(_cut(x, template_beats, lo, hi, xp), 0)
+    aligned = peaks + _best_shift(x, peaks, template, lo, shift, xp)  # every beat aligned to the sharp template
+    templates = {k: xp.median(_cut(x, aligned[chosen], a, b, xp), 0) for k, (a, b) in spans.items()}
+    templates["whole"] = xp.median(_cut(x, aligned[chosen], spans["p"][0], spans["t"][1], xp), 0)
+    return templates, aligned
+
+
+def shape(x, peaks, fs: float, regular: np.ndarray, xp=np) -> dict[str, np.ndarray]:
+    """Each beat's shape features (steps 3–5 of the module docstring) from band-passed leads ``x``
+    ``[leads, n]`` (numpy, or cupy with ``xp=cupy``) and ``peaks`` (samples of ``x``); numpy arrays."""
+    n = len(peaks)
+    spans = {name: _samples(fs, w) for name, w in WINDOWS_S.items()}
+    chosen = np.flatnonzero(regular) if regular.sum() >= MIN_REGULAR else np.arange(n)
+    chosen = xp.asarray(chosen[:: max(1, len(chosen) // TEMPLATE_BEATS)])
+    templates, aligned = _templates(x, xp.asarray(peaks), fs, chosen, xp)
     whole = (spans["p"][0], spans["t"][1])
-    template_noise = np.sqrt((np.diff(np.median(_cut(x, aligned[chosen], *whole), 0), axis=-1) ** 2).mean(-1))
-    template_width = _spread(templates["qrs"][None])[0]
-    out = {name: np.empty(n) for name in SHAPE}
+    template_noise = xp.sqrt((xp.diff(templates["whole"], axis=-1) ** 2).mean(-1))
+    template_width = float(_spread(templates["qrs"][None], xp)[0])
+    out = {name: xp.empty(n) for name in SHAPE[: SHAPE.index("prev_qrs_corr")]}
     for start in range(0, n, CHUNK):
         rows = slice(start, min(n, start + CHUNK))
         centres = aligned[rows]
         for k, (a, b) in spans.items():
-            w = _cut(x, centres, a, b)
-            corr, amp = _corr_amp(w, templates[k])
+            w = _cut(x, centres, a, b, xp)
+            corr, amp = _corr_amp(w, templates[k], xp)
             for m, v in (("corr", corr), ("amp", amp)):
                 out[f"{k}_{m}_mean"][rows] = v.mean(-1)
                 out[f"{k}_{m}_min"][rows] = v.min(-1)
                 out[f"{k}_{m}_max"][rows] = v.max(-1)
             if k == "qrs":
-                width = _spread(w)
-                out["qrs_width_ratio"][rows] = np.log(np.maximum(width, 1e-6) / max(template_width, 1e-6))
-        noise = np.sqrt((np.diff(_cut(x, centres, *whole), axis=-1) ** 2).mean(-1))
-        out["noise_max"][rows] = np.log(np.maximum(noise, 1e-12) / np.maximum(template_noise, 1e-12)[None]).max(-1)
+                width = _spread(w, xp)
+                out["qrs_width_ratio"][rows] = xp.log(xp.maximum(width, 1e-6) / max(template_width, 1e-6))
+        noise = xp.sqrt((xp.diff(_cut(x, centres, *whole, xp), axis=-1) ** 2).mean(-1))
+        out["noise_max"][rows] = xp.log(xp.maximum(noise, 1e-12) / xp.maximum(template_noise, 1e-12)[None]).max(-1)
+    out = {k: xp.asnumpy(v) if xp is not np else v for k, v in out.items()}
     corr = out["qrs_corr_mean"]
     out["prev_qrs_corr"] = np.r_[np.nan, corr[:-1]]
     out["next_qrs_corr"] = np.r_[corr[1:], np.nan]
@@ -222,21 +234,29 @@ def shape(x: np.ndarray, peaks: np.ndarray, fs: float, regular: np.ndarray) -> d
     return out
 
 
-def beat_features(signals: list[np.ndarray], fs: float, peaks: np.ndarray) -> np.ndarray:
-    """``[beats, len(NAMES)]`` float32 features of the beats at ``peaks`` (samples, increasing) of the leads
-    ``signals`` (raw, any units; the first two are used)."""
-    from fractions import Fraction
+def _resample(x, up: int, down: int, xp):
+    """Leads ``x`` ``[leads, n]`` resampled by ``up / down`` (scipy's polyphase filter, or CuPy's on the GPU)."""
+    if xp is np:
+        from scipy.signal import resample_poly
+    else:
+        from cupyx.scipy.signal import resample_poly
+    return resample_poly(x, up, down, axis=1)
 
-    from scipy.signal import resample_poly
+
+def beat_features(signals: list, fs: float, peaks: np.ndarray, xp=np) -> np.ndarray:
+    """``[beats, len(NAMES)]`` float32 features of the beats at ``peaks`` (samples, increasing) of the leads
+    ``signals`` (raw, any units; the first two are used; numpy, or cupy with ``xp=cupy``: the signal stays on
+    the device and only per-beat figures come back)."""
+    from fractions import Fraction
 
     from beatflow.dsp.filters import band_pass
 
     peaks = np.asarray(peaks, dtype=np.int64)
     rate = Fraction(FEATURE_FS / fs).limit_denominator(1000)
-    x = np.stack([np.asarray(lead, np.float32) for lead in signals[:2]])
-    x = band_pass(resample_poly(x, rate.numerator, rate.denominator, axis=1), FEATURE_FS, *BAND_HZ, np)
+    x = xp.stack([xp.asarray(lead, xp.float32) for lead in signals[:2]])
+    x = band_pass(_resample(x, rate.numerator, rate.denominator, xp), FEATURE_FS, *BAND_HZ, xp)
     t, regular = timing(peaks, fs)
-    s = shape(x, np.round(peaks * float(rate)).astype(np.int64), FEATURE_FS, regular)
+    s = shape(x, np.round(peaks * float(rate)).astype(np.int64), FEATURE_FS, regular, xp)
     s.update(family(t, s))
     return np.column_stack([t[name] for name in TIMING] + [s[name] for name in SHAPE]).astype(np.float32)
 

@@ -47,11 +47,25 @@ def save(booster, path: Path, **meta) -> None:
         tmp.write_text(text)
 
 
-def probabilities(features: np.ndarray, booster=None) -> np.ndarray:
-    """``[beats, len(CLASSES)]`` class probabilities of feature rows (the shipped booster by default)."""
-    booster = booster if booster is not None else load()[0]
+@lru_cache(maxsize=4)
+def forest(path: Path = MODEL_FILE):
+    """The classifier file's booster as tensors (:mod:`beatflow.classify.trees`), for the GPU."""
+    from beatflow.classify.trees import forest
+
+    return forest(load(path)[0])
+
+
+def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray:
+    """``[beats, len(CLASSES)]`` class probabilities of feature rows (the shipped booster by default), by
+    LightGBM on the CPU, or as tensors on ``device`` where it is a CUDA device (the same to rounding)."""
     if len(features) == 0:
         return np.zeros((0, len(CLASSES)))
+    if device is not None and str(device).startswith("cuda"):
+        from beatflow.classify.trees import forest as as_forest
+        from beatflow.classify.trees import probabilities as forest_probabilities
+
+        return forest_probabilities(forest() if booster is None else as_forest(booster), features, device)
+    booster = booster if booster is not None else load()[0]
     # num_threads 0: OpenMP's default, which a warm worker caps at the job's threads (threadpoolctl)
     return np.asarray(booster.predict(features, num_threads=0)).reshape(len(features), len(CLASSES))
 
@@ -73,10 +87,24 @@ def decide(prob: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarra
     return cls, p
 
 
-def classify(signals: list[np.ndarray], fs: float, peaks: np.ndarray, booster=None) -> tuple[np.ndarray, np.ndarray]:
-    """Every beat's AAMI class and ``class_p`` from its record's leads ``signals`` and R ``peaks`` (samples)."""
+def classify(
+    signals: list, fs: float, peaks: np.ndarray, booster=None, xp=np, device=None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every beat's AAMI class and ``class_p`` from its record's leads ``signals`` and R ``peaks`` (samples).
+
+    Parameters
+    ----------
+    signals : the record's leads (1-D arrays, raw units; the first two are used).
+    fs : their sampling rate (Hz).
+    peaks : the beats' R peaks (samples, increasing).
+    booster : a LightGBM booster (the shipped one by default).
+    xp, device : where the work runs: numpy and None (the CPU), or cupy and a CUDA torch device (the GPU:
+        ``signals`` cupy arrays there, and only per-beat figures come back to the host).
+    """
     from beatflow.classify.features import beat_features
 
-    leads = {f"lead {i + 1}": np.asarray(x) for i, x in enumerate(signals)}
-    prob = probabilities(beat_features(signals, fs, peaks), booster)
-    return decide(prob, np.asarray(peaks) / fs, lambda: (leads, fs))
+    def leads() -> tuple[dict, float]:  # the P-wave check of a candidate AF episode, on the host
+        return {f"lead {i + 1}": np.asarray(x if xp is np else xp.asnumpy(x)) for i, x in enumerate(signals)}, fs
+
+    prob = probabilities(beat_features(signals, fs, peaks, xp), booster, device)
+    return decide(prob, np.asarray(peaks) / fs, leads)

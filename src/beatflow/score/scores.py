@@ -13,7 +13,7 @@ them; the row is judged at its closest T-wave alignment, and the beat after an a
 (the previous beat's spill) from the template.
 
 Each beat also gets an AAMI class and its probability ``class_p`` from the shipped beat classifier
-(:mod:`beatflow.classify`: the record's leads and R peaks, on the CPU on both backends), and each kept beat a
+(:mod:`beatflow.classify`: the record's leads and R peaks, on the device on the GPU backend), and each kept beat a
 morphology family (:mod:`beatflow.score.families`, from the latent means and the rows' QRS complexes).
 ``anomaly`` is ``score > 1``, or a class ``S``, ``V`` or ``F``, or a kept beat unlike any family (family −1);
 ``reason`` names the larger part of the score either way.
@@ -304,7 +304,7 @@ def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> 
     """
     import torch
 
-    from beatflow.backend import Backend, torch_device
+    from beatflow.backend import torch_device
     from beatflow.classify.model import classify
     from beatflow.io import arrays
     from beatflow.io.tables import beats_parameters, read_frame, read_signal, signal_info, write_frame
@@ -330,8 +330,8 @@ def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> 
     family = np.full(len(beats), -1, dtype=np.int64)
     if kept.any():
         family[kept] = families(x, model.scale, peak_offset(beats), fs, latent_z, morph <= np.median(morph))
-    signals, _ = read_signal(inputs["signal"], Backend("cpu", np, "host"), leads[:2])  # classes: on the host
-    beat_class, class_p = classify([signals[name] for name in leads[:2]], fs, peaks)
+    signals, _ = read_signal(inputs["signal"], backend, leads[:2])
+    beat_class, class_p = classify([signals[name] for name in leads[:2]], fs, peaks, xp=backend.xp, device=device)
     table = score_table(beats, fs, morph, rhythm, split, beat_class, family, class_p)
     write_frame(table, outputs["scores"], {"backend": backend.name, "device": backend.detail})
     write_frame(_latent_table(beats, test_rows, latent, table), outputs["latent"])
