@@ -75,6 +75,33 @@ def test_kvikio_round_trip(tmp_path, gpu):
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), a.get())
 
 
+def test_signal_reads_storage_to_device_with_no_host_copy(both, gpu, monkeypatch, caplog):
+    """On the GPU the signal comes from the file to device memory through cuDF's reader on KvikIO: with every
+    host path of the read broken (pyarrow's reader, numpy's conversion of an Arrow column), the leads still
+    arrive, as CuPy arrays equal to the file's, and the log names the reader, bytes, rate and KvikIO's mode."""
+    import logging
+
+    import cupy
+    import pyarrow
+
+    from beatflow.io.tables import read_signal
+
+    expected = pq.read_table(both["cpu"] / "signal.parquet")
+
+    def no_host(*args, **kwargs):
+        raise AssertionError("the signal went through the host")
+
+    monkeypatch.setattr(pq, "read_table", no_host)
+    monkeypatch.setattr(pyarrow.ChunkedArray, "to_numpy", no_host)
+    with caplog.at_level(logging.INFO, logger="beatflow"):
+        leads, fs = read_signal(both["cpu"] / "signal.parquet", gpu)
+    assert fs == 250.0 and list(leads) == ["MLII", "V1"]
+    for name, lead in leads.items():
+        assert isinstance(lead, cupy.ndarray) and lead.dtype == cupy.float32
+        np.testing.assert_array_equal(lead.get(), expected.column(name).to_numpy())
+    assert any("cuDF read signal.parquet" in m and "kvikio mode" in m and "GB/s" in m for m in caplog.messages)
+
+
 def test_dlpack_hands_device_memory_to_torch_without_copy(gpu):
     import cupy
 

@@ -1,9 +1,13 @@
 """Parquet artifacts: the signal (one float32 column per lead; ``fs`` and, when known, the recording's
-``start`` in the key-value metadata) and the small per-beat tables. On the GPU the signal is read with cuDF
-and handed to CuPy without a copy."""
+``start`` in the key-value metadata) and the small per-beat tables (pandas: stages use them on the host). On
+the GPU the signal is read storage → device by cuDF's parquet reader on KvikIO, and handed to CuPy without a
+copy."""
 
 from __future__ import annotations
 
+import logging
+import os
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -15,6 +19,9 @@ from beatflow.io.atomic import atomic_path
 from beatflow.io.sheet import parse_start
 
 FS_KEY = b"fs"
+log = logging.getLogger("beatflow")
+
+CUFILE_POLICY = "KVIKIO"  # libcudf's file reads through KvikIO (GDS where the host has it, else its compat mode)
 START_KEY = b"start"  # the recording's start, ISO 8601; absent when unknown
 BEATS_METADATA = ("min_rr_s", "max_rr_s", "pre_peak_s")  # segment keys that later stages read from beats.parquet
 
@@ -89,17 +96,42 @@ def _write_signal_gpu(leads: dict, key_values: dict[str, str], path) -> None:
 
 
 def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, float]:
-    """Lead name → 1-D float32 array (numpy, or cupy on the GPU after one host-to-device copy) and ``fs``.
-
-    pyarrow reads on both backends: a stage that needs nothing else of cuDF does not pay its import, which
-    costs more than the copy of a long lead (docs/design.md, Performance)."""
+    """Lead name → 1-D float32 array and ``fs``: numpy by pyarrow on the CPU; on the GPU cupy, read storage →
+    device (:func:`_read_signal_gpu`), with no host copy of the samples."""
     fs, names = signal_info(path)
     leads = names if leads is None else leads
     try:
+        if backend.gpu:
+            return _read_signal_gpu(path, leads), fs
         table = pq.read_table(path, columns=leads)
     except (pa.ArrowException, OSError, RuntimeError, ValueError) as exc:
         raise BeatflowError(f"cannot read the signal ({exc})", path=str(path)) from exc
-    return {name: backend.xp.asarray(table.column(name).to_numpy()) for name in leads}, fs
+    return {name: table.column(name).to_numpy() for name in leads}, fs
+
+
+def _read_signal_gpu(path, leads: list[str]) -> dict:
+    """cuDF's parquet reader with libcudf's file policy :data:`CUFILE_POLICY` (set unless the user set
+    ``LIBCUDF_CUFILE_POLICY``): the file's pages go storage → device through KvikIO and are decoded there; the
+    log gives the bytes, the rate and KvikIO's mode."""
+    os.environ.setdefault("LIBCUDF_CUFILE_POLICY", CUFILE_POLICY)
+    import cudf
+
+    from beatflow.io.arrays import io_mode
+
+    t0 = time.perf_counter()
+    frame = cudf.read_parquet(str(path), columns=leads)
+    columns = {name: frame[name].values for name in leads}  # cupy views of cuDF's device columns
+    seconds, nbytes = time.perf_counter() - t0, Path(path).stat().st_size
+    log.info(
+        "cuDF read %s: %.1f MB in %.3f s (%.2f GB/s), libcudf file policy %s, kvikio mode %s",
+        Path(path).name,
+        nbytes / 1e6,
+        seconds,
+        nbytes / max(seconds, 1e-9) / 1e9,
+        os.environ["LIBCUDF_CUFILE_POLICY"],
+        io_mode(),
+    )
+    return columns
 
 
 def write_frame(frame, path, metadata: dict[str, str] | None = None) -> None:
