@@ -12,6 +12,8 @@
 #          backends in one report (each record's evaluation.json: detection and classes)
 #   h20    where each job's time goes on the 20 h record (PROFILE=0: not), the record on the GPU and the CPU (H20_DEVICES),
 #          then the 8 x 20 h cohort (COHORT8_DEVICES: gpu; memory and utilisation sampled; COHORT8=0: not)
+#   week   the 20 h record tiled WEEK_TILES (8: 160 h) times as one parquet record (benchmarks/tile_record.py), on
+#          WEEK_DEVICES (gpu cpu), memory and utilisation sampled (caches filled first; FILL=0: already)
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -26,7 +28,7 @@ cohort8() {  # 8 copies of the 20 h record in one call (COHORT8_DEVICES: gpu), n
     --out "benchmarks/results/cohort8-h200-$stamp.json" --records data/cohort8.tsv 2>&1 \
     | grep -E '"(gpu|cpu|busy_fraction|mean_utilisation_pct|max_memory_used_mib|samples)"|wall' | head -20
 }
-case "${1:?phase: gpu, seed, demo, profile, warm, cohort8, mitdb or h20}" in
+case "${1:?phase: gpu, seed, demo, profile, warm, cohort8, mitdb, h20 or week}" in
 gpu)
   nvidia-smi -L
   if [ "${TESTS:-1}" != 0 ]; then
@@ -72,6 +74,11 @@ mitdb)
     --out "benchmarks/results/job-profile-mitdb-h200-$stamp.json" 2>&1 | grep -A12 '"gpu_slot"'
   timeout ${MITDB_TIMEOUT:-540} python3 -m benchmarks.run_workflow --devices ${MITDB_DEVICES:-gpu cpu} --records data/mitdb.tsv \
     --out "benchmarks/results/mitdb-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tail -20 ;;
+week)
+  [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
+  python3 -m benchmarks.tile_record data/holter20h.csv data/holter20h_truth.csv --times "${WEEK_TILES:-8}" --out data/week
+  timeout "${WEEK_TIMEOUT:-540}" python3 -m benchmarks.run_workflow --devices ${WEEK_DEVICES:-gpu cpu} --records data/week.tsv \
+    --out "benchmarks/results/week-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tail -40 ;;
 h20)  # the 20 h record on both backends (caches filled first; FILL=0: already), then 8 of them as one GPU cohort
   [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   [ "${PROFILE:-1}" != 0 ] && timeout 120 python3 -m benchmarks.job_profile --device gpu --records data/holter20h.tsv \
