@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from beatflow.holter.quality import band_pass
+from beatflow.dsp.filters import BUTTER_MIN_SAMPLES, butter_band_pass
 
 N_WINDOW = 8  # beats in the irregularity window
 GAMMA_S = 0.03  # pairwise RR difference that counts as irregular (s)
@@ -377,7 +377,11 @@ def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beat
     if len(samples) > P_MAX_BEATS:
         samples = samples[np.linspace(0, len(samples) - 1, P_MAX_BEATS).astype(np.int64)]
     seg = np.asarray(x)[samples[:, None] + np.arange(-pre, post)[None, :]].astype(np.float64)
-    seg = band_pass(seg, fs, 0.5, 40.0)[:, pre - lo : pre - hi]
+    if len(seg) <= BUTTER_MIN_SAMPLES:  # as it has always been: so few beats are centred, not filtered (the
+        seg = seg - np.median(seg)  # short-signal test counted the rows, not the samples); kept: same results
+    else:
+        seg = butter_band_pass(seg, fs, 0.5, 40.0)
+    seg = seg[:, pre - lo : pre - hi]
     seg = seg - seg.mean(axis=1, keepdims=True)
     avg = seg.mean(axis=0)
     norms = np.linalg.norm(seg, axis=1) * np.linalg.norm(avg)

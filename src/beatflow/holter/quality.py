@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from beatflow.dsp.filters import butter_band_pass
+
 WINDOW_S = 1.0
 SPAN_S = 5.0  # the spectral indices' window, centred on each WINDOW_S
 FLAT_RATIO = 0.01
@@ -39,18 +41,6 @@ NOISE_POWER = 0.1
 QRS_BAND_HZ = (5.0, 15.0)
 WIDE_BAND_HZ = (5.0, 40.0)
 REASONS = ("flat line", "saturation", "lead-off", "noise")
-
-
-def band_pass(x: np.ndarray, fs: float, low_hz: float, high_hz: float, zero_phase: bool = True) -> np.ndarray:
-    """``x`` band-passed by a 2nd-order Butterworth filter (the upper edge held below Nyquist); zero phase
-    (forward-backward) unless ``zero_phase`` is False. Too short a signal is returned less its median."""
-    from scipy.signal import butter, sosfilt, sosfiltfilt
-
-    sos = butter(2, [low_hz, min(high_hz, 0.45 * fs)], btype="band", fs=fs, output="sos")
-    x = np.asarray(x, dtype=np.float64)
-    if len(x) <= 3 * (2 * sos.shape[0] + 1):
-        return x - np.median(x) if len(x) else x
-    return sosfiltfilt(sos, x, axis=-1) if zero_phase else sosfilt(sos, x, axis=-1)
 
 
 def _window_power(y: np.ndarray, w: int, n: int, span: int) -> np.ndarray:
@@ -75,10 +65,10 @@ def lead_quality(x: np.ndarray, fs: float) -> tuple[np.ndarray, np.ndarray]:
     rail = RAIL * (hi - lo)
     at_rail = ((frames <= lo + rail) | (frames >= hi - rail)).mean(axis=1) if hi > lo else np.ones(n)
     span = max(int(round(SPAN_S / WINDOW_S)), 1)
-    qrs_band = band_pass(x, fs, *QRS_BAND_HZ, zero_phase=False)
+    qrs_band = butter_band_pass(x, fs, *QRS_BAND_HZ, zero_phase=False)
     qrs = _window_power(qrs_band, w, n, 1)
     qrs_span = np.convolve(qrs, np.ones(span), mode="same")
-    wide = _window_power(band_pass(x, fs, *WIDE_BAND_HZ, zero_phase=False), w, n, span)
+    wide = _window_power(butter_band_pass(x, fs, *WIDE_BAND_HZ, zero_phase=False), w, n, span)
     psqi = np.divide(qrs_span, wide, out=np.ones(n), where=wide > 0)
     out = np.zeros(n, dtype=np.int8)
     for code, bad in (

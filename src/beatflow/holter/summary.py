@@ -54,8 +54,9 @@ from pathlib import Path
 
 import numpy as np
 
+from beatflow.dsp.filters import butter_band_pass
 from beatflow.holter import af as af_module
-from beatflow.holter.quality import band_pass, readable, signal_quality
+from beatflow.holter.quality import readable, signal_quality
 
 CLASSES = ("N", "S", "V", "F", "Q")
 GAP_S = 10.0  # an interval this long or longer is a beat-free gap (lead off), not a pause
@@ -269,7 +270,7 @@ def missed_beat_ratio(x: np.ndarray, fs: float, a: float, b: float) -> float:
     i0, i1 = max(int((a - 1.0) * fs), 0), min(int((b + 1.0) * fs), len(x))
     if i1 - i0 < int(fs):
         return 0.0
-    y = np.abs(band_pass(x[i0:i1], fs, 5.0, 20.0))
+    y = np.abs(butter_band_pass(x[i0:i1], fs, 5.0, 20.0))
 
     def peak(lo_s, hi_s):
         k0, k1 = max(int(lo_s * fs) - i0, 0), min(int(hi_s * fs) - i0, len(y))

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from beatflow.dsp.filters import butter_band_pass
 from beatflow.holter.clock import at, note, ticks
 from beatflow.io.atomic import atomic_path
 from beatflow.report.colours import CLASS_COLOURS, REASON_COLOURS
@@ -294,22 +295,12 @@ def select_events(
 # ---------------------------------------------------------------- drawing
 
 
-def _band_pass(x: np.ndarray, fs: float) -> np.ndarray:
-    from scipy.signal import butter, sosfiltfilt
-
-    hi = min(BAND_HZ[1], 0.45 * fs)
-    sos = butter(2, [BAND_HZ[0], hi], btype="band", fs=fs, output="sos")
-    if len(x) <= 3 * (2 * sos.shape[0] + 1):
-        return x - np.median(x) if len(x) else x
-    return sosfiltfilt(sos, x.astype(np.float64))
-
-
 def strip_traces(leads: dict, fs: float, event: Event) -> tuple[np.ndarray, dict]:
     """``(time_s, {lead: band-passed mV})`` of the event's strip."""
     n = len(next(iter(leads.values())))
     a, b = int(round(event.start_s * fs)), min(n, int(round(event.end_s * fs)))
     pa, pb = max(0, a - int(PAD_S * fs)), min(n, b + int(PAD_S * fs))
-    out = {name: _band_pass(np.asarray(x[pa:pb], dtype=np.float64), fs)[a - pa : b - pa] for name, x in leads.items()}
+    out = {name: butter_band_pass(x[pa:pb], fs, *BAND_HZ)[a - pa : b - pa] for name, x in leads.items()}
     return np.arange(a, b) / fs, out
 
 
