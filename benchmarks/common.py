@@ -13,21 +13,14 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from beatflow.io import ARTIFACTS, artifact_paths  # noqa: F401 (the benchmarks take them from here)
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 MITDB = ROOT.parent / "shared" / "mitdb"  # the 22 DS1 records of the MIT-BIH Arrhythmia Database, with .atr
 PROJECT_FILES = ("Snakefile", "workflow", "scripts", "config", "environment.yml")
 GENERATED = "resources"  # the demo's generated input, copied into a scratch project
 RECORDS = "data"  # records and sheets (synthetic 20 h records, MIT-BIH), linked from a scratch project
-ARTIFACTS = {
-    "signal": "signal.parquet",
-    "beats": "beats.parquet",
-    "embedding": "embedding.npy",
-    "model": "model.pt",
-    "scores": "scores.parquet",
-    "latent": "latent.parquet",
-    "annotations": "beats.atr",
-}
 
 
 # ------------------------------------------------------------------------------------------------ config
@@ -67,11 +60,6 @@ def stage_params(**train) -> tuple:
         TrainParams.from_config({**c["train"], **train}),
         ScoreParams.from_config(c["score"]),
     )
-
-
-def artifact_paths(folder: Path) -> dict[str, Path]:
-    """One record's stage artifacts in ``folder``, named as in ``results/{record}/``."""
-    return {name: Path(folder) / file for name, file in ARTIFACTS.items()}
 
 
 # ------------------------------------------------------------------------------------------------ machine

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from beatflow.io import artifact_paths  # noqa: F401 (the tests take it from here)
+
 HAS_GPU = (
     shutil.which("nvidia-smi") is not None
     and subprocess.run(["nvidia-smi", "-L"], check=False, capture_output=True).returncode == 0
@@ -73,22 +75,6 @@ def short_record(tmp_path_factory):
     spec = SynthSpec(duration_s=600, seed=3)
     write_record(spec, d / "ecg.csv", d / "truth.csv")
     return d / "ecg.csv", d / "truth.csv", spec
-
-
-ARTIFACTS = {
-    "signal": "signal.parquet",
-    "beats": "beats.parquet",
-    "embedding": "embedding.npy",
-    "model": "model.pt",
-    "scores": "scores.parquet",
-    "latent": "latent.parquet",
-    "annotations": "beats.atr",
-}
-
-
-def artifact_paths(directory: Path, **replaced) -> dict:
-    """One record's artifacts in ``directory``, named as in results/{record}/, some of them ``replaced``."""
-    return {**{name: Path(directory) / file for name, file in ARTIFACTS.items()}, **replaced}
 
 
 def copy_project(dest: Path) -> Path:
