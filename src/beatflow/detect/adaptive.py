@@ -8,8 +8,8 @@ is a beat when it reaches ``THR = NPK + THRESHOLD_FRACTION × (SPK − NPK)`` (t
 
 * it is at least ``refractory_s`` (200 ms: no second ventricular depolarisation is possible sooner) after the
   previous beat; a larger peak inside the refractory period replaces the previous beat instead;
-* *T-wave discrimination*: when it is within ``T_WAVE_S`` (360 ms) of the previous beat, its maximum slope is
-  at least ``T_SLOPE`` (half) that of the previous beat (a T wave rises slowly) or its envelope is larger than
+* *T-wave discrimination*: when it is within :data:`T_WAVE_S` of the previous beat, its maximum slope is at
+  least ``T_SLOPE`` (half) that of the previous beat (a T wave rises slowly) or its envelope is larger than
   the previous beat's. The second clause is ours: a slow peak larger than the QRS before it, that soon, is a
   wide premature (ventricular) complex, not its T wave. A peak taken for a T wave is the heart's, not noise,
   so it does not update ``NPK`` (T waves larger than the QRS would otherwise lift the threshold over the QRS
@@ -19,9 +19,9 @@ is a beat when it reaches ``THR = NPK + THRESHOLD_FRACTION × (SPK − NPK)`` (t
 intervals, the largest peak since the previous beat that reaches ``THR / 2`` and passes the refractory and
 T-wave tests becomes a beat (and updates ``SPK`` with weight 1/4, as theirs).
 
-After the pass, the T-wave test is applied both ways (:func:`p_or_t_wave`): of two beats closer than 360 ms,
-the slower and smaller one goes, so a P wave taken before its QRS (Hamilton and Tompkins ignore peaks that
-precede *or* follow larger ones) goes too.
+After the pass, the T-wave test is applied both ways (:func:`p_or_t_wave`): of two beats closer than
+:data:`T_WAVE_S`, the slower and smaller one goes, so a P wave taken before its QRS (Hamilton and Tompkins
+ignore peaks that precede *or* follow larger ones) goes too.
 
 ``SPK`` starts at 1 (the envelope is in units of the record's typical beat), ``NPK`` at 0; both are in the
 envelope's dimensionless units, and the slopes are only compared with each other, so nothing depends on the
@@ -38,7 +38,7 @@ SEARCH_LEARN = 0.25  # ... for a beat found by search-back
 THRESHOLD_FRACTION = 0.25  # THR = NPK + 0.25 (SPK - NPK)
 SEARCH_BACK_RR = 1.66  # search back after 166 % of the mean RR without a beat
 RR_AVERAGE = 8  # intervals in the mean RR
-T_WAVE_S = 0.36  # a peak this close to the previous beat may be its T wave
+T_WAVE_S = 0.36  # s: a peak this close to a beat may be its T (or P) wave; the lone-lead veto's interval too
 T_SLOPE = 0.5  # ... and is, if its maximum slope is below half the beat's
 SLOPE_HALF_S = 0.04  # the maximum slope is looked for within ±40 ms of the peak
 
@@ -116,7 +116,7 @@ def adaptive_select(peaks: np.ndarray, value: np.ndarray, slope: np.ndarray, fs:
 
 def p_or_t_wave(t: np.ndarray, slope: np.ndarray, value: np.ndarray) -> np.ndarray:
     """Mask of the beats (times ``t`` in s, increasing) that precede or follow another beat by less than
-    ``T_WAVE_S`` with less than ``T_SLOPE`` times its maximum slope: a P or T wave of that beat (Pan and
+    the :data:`T_WAVE_S` with less than :data:`T_SLOPE` times its maximum slope: a P or T wave of that beat (Pan and
     Tompkins' T-wave test, applied both ways, as Hamilton and Tompkins ignore peaks that precede or follow
     larger ones)."""
     close = np.diff(t) < T_WAVE_S

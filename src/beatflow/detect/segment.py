@@ -40,8 +40,9 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     3. ``adaptive``: Pan and Tompkins' adaptive threshold with search-back, refractory period
        (``refractory_s``) and T-wave test, then the same test both ways (P and T waves,
        :mod:`beatflow.detect.adaptive`).
-    4. ``lone_lead_veto``: a peak within 360 ms of a beat that the second lead shows, and that the second
-       lead does not show itself, goes (:func:`beatflow.detect.veto.unsupported`).
+    4. ``lone_lead_veto``: a peak within :data:`beatflow.detect.adaptive.T_WAVE_S` of a beat that the second
+       lead shows, and that the second lead does not show itself, goes
+       (:func:`beatflow.detect.veto.unsupported`).
     5. The noise veto (``veto_rr``; a recurring second QRS shape counts as beat-shaped, ``veto_recurring``)
        and, where ``search_back`` > 0, the rate-based search-back (:mod:`beatflow.detect.searchback`).
 
