@@ -86,3 +86,25 @@ def test_every_config_key_has_its_row():
                 assert f"{key}.{sub}" in named, f"{key}.{sub}"
         else:
             assert key in named, key
+
+
+def test_the_key_table_is_the_schema():
+    """config/README.md's key table is the one ``python -m beatflow.config --markdown`` generates from the
+    schema: every key's default, range and description, written once (in the schema)."""
+    from beatflow.config import markdown_table
+
+    text = README.read_text()
+    marker = "<!-- generated from the schema by `python -m beatflow.config --markdown`"
+    assert marker in text
+    table = text.split(marker, 1)[1].split("\n", 1)[1]
+    table = table[: table.index("\n\n") + 1]
+    assert table == markdown_table(), "regenerate the key table: python -m beatflow.config --markdown"
+
+
+def test_the_command_prints_the_table():
+    out = subprocess.run(
+        [sys.executable, "-m", "beatflow.config", "--markdown"], capture_output=True, text=True, check=True
+    ).stdout
+    from beatflow.config import markdown_table
+
+    assert out == markdown_table() and out.count("\n") == 2 + len(__import__("beatflow.config").config.keys())
