@@ -1,13 +1,16 @@
 """What the benchmark scripts share: paths, the workflow's config, the machine a figure was measured on, JSON
-output, one record's artifact paths, a scratch copy of the project, and number formats."""
+output, one record's artifact paths, a scratch copy of the project, the rule logs' start and done lines
+(:func:`job_run`), and number formats."""
 
 from __future__ import annotations
 
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from importlib import metadata
@@ -193,3 +196,63 @@ def snakemake_args(cores: int, device: str, records: str | None, extra: list[str
 def benchmark_seconds(path: Path) -> float:
     """The wall seconds Snakemake's ``benchmark:`` file ``path`` measured (its first row's ``s``)."""
     return float(path.read_text().splitlines()[1].split("\t")[0])
+
+
+# ------------------------------------------------------------------------------------------------ rule logs
+
+LOG_TIME = "%Y-%m-%d %H:%M:%S,%f"  # logging's asctime, as beatflow.stage writes a rule log's lines
+# beatflow.stage's lines "<rule> <record>: start (pid …, X s after the process started…)" and "… done in X s"
+JOB_LINE = re.compile(
+    r"^(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \w+ (?P<rule>\S+) (?P<record>\S*): "
+    r"(?:start \(pid (?P<pid>\d+), (?P<age>[\d.]+) s after the process started|done in (?P<work>[\d.]+) s)",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """One run of a job's stage, from its rule log: the start line and the done line after it."""
+
+    rule: str
+    record: str  # "" for a rule without one (demo_record)
+    pid: int
+    process_age_s: float  # the process's age at the start line
+    started: datetime  # the start line's time (the local clock, as logged)
+    finished: datetime  # the done line's time
+    work_s: float  # the stage's seconds, as the done line gives them
+
+    @property
+    def start(self) -> float:
+        """When the stage started (epoch seconds)."""
+        return self.started.timestamp()
+
+    @property
+    def done(self) -> float:
+        """When the stage was done (epoch seconds)."""
+        return self.finished.timestamp()
+
+    @property
+    def process_start(self) -> float:
+        """When the job's process started (epoch seconds)."""
+        return self.start - self.process_age_s
+
+
+def job_run(text: str) -> JobRun | None:
+    """The last finished run in a rule log's ``text`` (a job that a warm worker could not finish is run again
+    by its script: the last run counts); None when no start line has its done line."""
+    found, start = None, None
+    for m in JOB_LINE.finditer(text):
+        if m["age"] is not None:
+            start = m
+        elif start is not None:
+            found = JobRun(
+                rule=start["rule"],
+                record=start["record"],
+                pid=int(start["pid"]),
+                process_age_s=float(start["age"]),
+                started=datetime.strptime(start["time"], LOG_TIME),
+                finished=datetime.strptime(m["time"], LOG_TIME),
+                work_s=float(m["work"]),
+            )
+            start = None
+    return found

@@ -29,21 +29,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime
 from pathlib import Path
 
-from benchmarks.common import benchmark_seconds, scratch_project, snakemake_args, write_json
+from benchmarks.common import benchmark_seconds, job_run, scratch_project, snakemake_args, write_json
 
 PHASES = ("wait", "launch", "startup", "work", "exit", "bookkeeping")
-LINE = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \w+ "
-START = re.compile(LINE + r"\S+ \S+: start \(pid \d+, ([\d.]+) s after the process started", re.MULTILINE)
-DONE = re.compile(LINE + r"\S+ \S+: done in", re.MULTILINE)
 
 # Runs Snakemake's command line in this process with a filter on its logger (handlers are replaced when
 # Snakemake sets its logging up; a logger's filters stay) that writes each job event as a JSON line.
@@ -76,22 +71,11 @@ main()
 """
 
 
-def stamp(text: str) -> float:
-    return datetime.strptime(text, "%Y-%m-%d %H:%M:%S,%f").timestamp()
-
-
 def rule_log_times(log: Path) -> dict | None:
-    """The process start, stage start and stage end of one rule log (epoch seconds), None when unfinished."""
-    text = log.read_text(errors="replace")
-    starts, done = list(START.finditer(text)), list(DONE.finditer(text))
-    if not starts or not done:
-        return None
-    start = starts[-1]  # a job a worker could not finish was run again by its script: the last run counts
-    return {
-        "process": stamp(start.group(1)) - float(start.group(2)),
-        "start": stamp(start.group(1)),
-        "done": stamp(done[-1].group(1)),
-    }
+    """The process start, stage start and stage end of one rule log (epoch seconds, :func:`job_run`), None when
+    unfinished."""
+    run = job_run(log.read_text(errors="replace"))
+    return None if run is None else {"process": run.process_start, "start": run.start, "done": run.done}
 
 
 def benchmark_s(path: Path) -> float:

@@ -6,30 +6,23 @@ overlapped (with ``--resources gpu=1`` never more than one).
 
 from __future__ import annotations
 
-import re
 import sys
 from datetime import datetime
 from pathlib import Path
 
 from beatflow.gpus import GPU_STAGES
-
-STAMP = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO "
+from benchmarks.common import job_run
 
 
 def intervals(workdir: Path) -> list[tuple[datetime, datetime, str, str]]:
-    """``(start, end, rule, record)`` of every job under ``workdir/logs``, by start."""
+    """``(start, end, rule, record)`` of every job under ``workdir/logs`` (its stage's start and done lines,
+    :func:`benchmarks.common.job_run`), by start."""
     jobs = []
     for log in sorted(workdir.glob("logs/**/*.log")):
-        text = log.read_text()
-        start = re.search(STAMP + r".*: start \(pid", text, re.MULTILINE)
-        end = re.search(STAMP + r".*: done in", text, re.MULTILINE)
-        if start and end:
-
-            def parse(m):
-                return datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f")
-
+        run = job_run(log.read_text())
+        if run:
             record = log.parent.name if log.parent != workdir / "logs" else "-"
-            jobs.append((parse(start), parse(end), log.stem, record))
+            jobs.append((run.started, run.finished, log.stem, record))
     return sorted(jobs)
 
 

@@ -313,3 +313,24 @@ def test_job_profile_splits_every_job_into_its_phases(record, tmp_path):
     row = next(r for r in report["job_rows"] if r["rule"] == "segment")
     spans = [row[p] for p in ("launch", "startup", "work", "exit", "bookkeeping")]
     assert sum(spans) == pytest.approx(row["finished"] - row["decided"], abs=0.02)
+
+
+def test_job_run_reads_the_stage_log_lines():
+    """benchmarks.common.job_run, the one parser of beatflow.stage's start and done lines: the last finished run
+    counts (a job a warm worker did not finish is run again by its script), a rule without a record reads."""
+    code = """
+from benchmarks.common import job_run
+text = '''2026-12-02 17:16:32,959 INFO segment r1: start (pid 7776, 0.46 s after the process started; warm worker 7740)
+2026-12-02 17:16:33,000 WARNING the warm worker did not answer
+2026-12-02 17:16:34,000 INFO segment r1: start (pid 7790, 1.50 s after the process started)
+2026-12-02 17:16:36,500 INFO segment r1: done in 2.49 s
+'''
+run = job_run(text)
+print(run.rule, run.record, run.pid, run.process_age_s, run.work_s, (run.finished - run.started).total_seconds(),
+      round(run.start - run.process_start, 3))
+print(job_run(text.splitlines()[0]))
+print(job_run('2026-12-02 17:16:29,466 INFO demo_record : start (pid 7, 0.53 s after the process started)\\n'
+              '2026-12-02 17:16:30,438 INFO demo_record : done in 0.97 s\\n').rule)
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["segment r1 7790 1.5 2.49 2.5 1.5", "None", "demo_record"]
