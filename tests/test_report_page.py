@@ -265,3 +265,19 @@ def test_cohort_page_has_a_row_per_record_and_the_totals(tmp_path):
     # totals: 2 h 30 min recorded, 8000 + 2000 beats, 2 V runs, 2 pauses, AF 900 s over 8800 s analysed
     assert rows[3][:9] == ["all 2", "02:30:00", "97.8 %", "10000", "9690", "120", "180", "6", "4"]
     assert rows[3][12] == "2" and rows[3][15] == "2" and rows[3][17] == "10.2 %"
+
+
+def test_the_text_report_has_the_pages_rows():
+    """The text report (python -m beatflow.holter) and the page draw the same rows (beatflow.holter.rows):
+    every row of every table of the page, its cells in order, is a line of the text."""
+    from beatflow.holter.__main__ import report
+
+    for s in (summary(), summary() | {"start": "2026-11-29T22:30:00", "notes": []}):
+        lines = {" ".join(line.split()) for line in report(s).splitlines()}
+        rows = cells(render_page(s))
+        assert len(rows) >= 40
+        for row in rows:
+            assert " ".join(c for c in row if c) in lines, row
+        text = text_of(render_page(s))
+        assert "Recorded 02:00:00, analysed 01:56:40 (97.2 %)" in text
+        assert "Recorded 02:00:00   analysed 01:56:40 (97.2 %)" in report(s)

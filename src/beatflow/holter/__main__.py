@@ -12,8 +12,22 @@ import json
 import sys
 from pathlib import Path
 
-from beatflow.holter.clock import at, note
-from beatflow.timefmt import clock
+from beatflow.holter.rows import (
+    MAX_ROWS,
+    PAUSE_TITLE,
+    TACHYCARDIA_TITLE,
+    Table,
+    af_rows,
+    beat_rows,
+    ectopy_rows,
+    heart_rate_rows,
+    hourly_rows,
+    hrv_rows,
+    pause_rows,
+    recording,
+    runs_rows,
+    tachycardia_counts,
+)
 
 
 def load_summary(path: Path) -> dict:
@@ -57,156 +71,78 @@ def load_beats(path: Path):
     return read_beats(folder.name, folder / "scores.parquet")
 
 
-def _bpm(x) -> str:
-    return "—" if x is None else f"{x:.0f} bpm"
-
-
-def _at(x, start=None) -> str:
-    return "" if x is None else f" at {at(x, start)}"
-
-
-def _ms(x) -> str:
-    return "—" if x is None else f"{x:.0f} ms"
-
-
-def ectopy_lines(part: dict, total: int, ventricular: bool, start=None) -> list[str]:
-    runs = part["runs"]
-    lines = [
-        f"total {total}",
-        f"isolated {part['isolated']}",
-        f"couplets {part['couplets']}",
-        f"runs (≥ 3) {len(runs)}",
+def text_table(t: Table, indent: str = "  ") -> list[str]:
+    """A :class:`beatflow.holter.rows.Table` as aligned plain-text lines (text columns left, numbers right)."""
+    cells = [[str(x) for x in row] for row in [t.head, *t.rows]]
+    widths = [max(len(row[k]) for row in cells) for k in range(len(t.head))]
+    return [
+        indent
+        + "  ".join(c.ljust(w) if k < t.left else c.rjust(w) for k, (c, w) in enumerate(zip(row, widths))).rstrip()
+        for row in cells
     ]
-    if runs:
-        longest = max(runs, key=lambda r: r["beats"])
-        lines.append(f"  longest {longest['beats']} beats{_at(longest['start_s'], start)}")
-        fast = [r for r in runs if r["rate_bpm"] is not None]
-        if fast:
-            fastest = max(fast, key=lambda r: r["rate_bpm"])
-            lines.append(f"  fastest {fastest['rate_bpm']:.0f} bpm{_at(fastest['start_s'], start)}")
-    if ventricular:
-        lines.append(f"bigeminy {clock(part['bigeminy_s'] or 0)}")
-        lines.append(f"trigeminy {clock(part['trigeminy_s'] or 0)}")
-    return lines
+
+
+def _caps(title: str) -> str:
+    """A section's title as the text report writes it: capitals up to its first bracket."""
+    head, bracket, rest = title.partition(" (")
+    return head.upper() + bracket + rest
 
 
 def _header_lines(s: dict) -> list[str]:
-    """The title, the times, recorded and analysed time, artefact, and the beat counts by class."""
-    dur, ana = s["duration_s"] or 0.0, s["analysed_s"] or 0.0
-    b, art, start = s["beats"], s["artefact"], s["start"]
+    """The title, how times are given, recorded and analysed time, and the artefact with its longest episodes."""
+    r = recording(s)
     title = f"HOLTER SUMMARY — record {s['record']}"
-    lines = [
+    return [
         title,
         "=" * len(title),
-        note(start),
-        f"Recorded {clock(dur)}   analysed {clock(ana)} ({100 * ana / dur if dur else 0:.1f} %)",
-        f"Artefact (no lead readable) {clock(art['total_s'] or 0)} in {len(art['episodes'])} episodes",
-    ]
-    for e in sorted(art["episodes"], key=lambda e: e["start_s"] - e["end_s"])[:3]:
-        why = ", ".join(f"{lead} {reason}" for lead, reason in e["leads"].items())
-        lines.append(f"  {at(e['start_s'], start)}–{at(e['end_s'], start)} ({why})")
-    return lines + [f"Beats {b['total']}:  N {b['N']}  S {b['S']}  V {b['V']}  F {b['F']}  Q {b['Q']}", ""]
-
-
-def _rate_lines(hr: dict, start=None) -> list[str]:
-    """The heart rate: mean, minimum and maximum of the minute averages, fastest and slowest 8 sinus beats."""
-    fast, slow = hr["fastest"], hr["slowest"]
-    return [
-        "HEART RATE",
-        f"  mean {_bpm(hr['mean_bpm'])}   minimum {_bpm(hr['min_bpm'])}{_at(hr['min_at_s'], start)}"
-        f"   maximum {_bpm(hr['max_bpm'])}{_at(hr['max_at_s'], start)}   (minute averages)",
-        f"  slowest {_bpm(slow['bpm'])}{_at(slow['at_s'], start)}   fastest {_bpm(fast['bpm'])}"
-        f"{_at(fast['at_s'], start)}   (8 consecutive sinus beats)",
+        r["note"],
+        f"Recorded {r['recorded']}   analysed {r['analysed']} ({r['share']})",
+        f"Artefact (no lead readable) {r['artefact']} in {r['episodes']} episodes",
+        *(f"  {e}" for e in r["listed"]),
         "",
     ]
 
 
-def _ectopy_columns(s: dict) -> list[str]:
-    """Ventricular and supraventricular ectopy side by side (:func:`ectopy_lines`)."""
-    b = s["beats"]
-    v = ectopy_lines(s["ventricular"], b["V"], True, s["start"])
-    sv = ectopy_lines(s["supraventricular"], b["S"], False, s["start"])
-    out = [f"{'VENTRICULAR ECTOPY':<40}SUPRAVENTRICULAR ECTOPY"]
-    for i in range(max(len(v), len(sv))):
-        out.append(f"  {v[i] if i < len(v) else '':<38}  {sv[i] if i < len(sv) else ''}")
+def _ectopy_lines(s: dict) -> list[str]:
+    """The ectopy table, the tachycardia episodes and the runs."""
+    tachy = tachycardia_counts(s)
+    runs, every = runs_rows(s)
+    out = ["ECTOPY", *text_table(ectopy_rows(s)), ""]
+    out.append(f"{_caps(TACHYCARDIA_TITLE)}: {tachy['VT']} VT, {tachy['SVT']} SVT")
+    if runs.rows:
+        out += [f"RUNS{'' if every else f' (the {MAX_ROWS} longest of each class)'}", *text_table(runs)]
     return out + [""]
 
 
-def _pause_lines(pauses: list[dict], start=None) -> list[str]:
-    """The pauses' count and the longest."""
-    line = f"PAUSES (RR ≥ 2.0 s): {len(pauses)}"
-    if pauses:
-        longest = max(pauses, key=lambda p: p["duration_s"])
-        line += f", longest {longest['duration_s']:.2f} s{_at(longest['start_s'], start)}"
-    return [line, ""]
-
-
-def _tachycardia_lines(episodes: list[dict], start=None) -> list[str]:
-    """The tachycardia episodes (runs of ≥ 3 V or S beats at ≥ 100 bpm): count by kind and the fastest."""
-    out = [f"TACHYCARDIA (≥ 3 beats, ≥ 100 bpm): {len(episodes)}"]
-    for kind in ("VT", "SVT"):
-        mine = [e for e in episodes if e["kind"] == kind]
-        if mine:
-            fast = max(mine, key=lambda e: e["rate_bpm"])
-            out.append(
-                f"  {kind} {len(mine)}, fastest {fast['rate_bpm']:.0f} bpm, {fast['beats']} beats"
-                f"{_at(fast['start_s'], start)}"
-            )
-    return out + [""]
-
-
-def _af_lines(af: dict, start=None) -> list[str]:
-    """The AF/flutter episodes' count, the burden and the longest episode."""
-    eps = af["episodes"]
-    line = f"ATRIAL FIBRILLATION / FLUTTER: {len(eps)} episodes"
-    if af["burden"] is not None:
-        line += f", burden {100 * af['burden']:.1f} %"
-    out = [line]
-    if eps:
-        longest = max(eps, key=lambda e: e["end_s"] - e["start_s"])
-        out.append(f"  longest {clock(longest['end_s'] - longest['start_s'])} from {at(longest['start_s'], start)}")
-    return out + [""]
-
-
-def _hrv_lines(h: dict) -> list[str]:
-    """The heart rate variability of the sinus NN intervals and the share of the analysed time they cover."""
-    pnn50 = "—" if h["pnn50"] is None else f"{100 * h['pnn50']:.1f} %"
-    coverage = "—" if h["coverage"] is None else f"{100 * h['coverage']:.0f} %"
-    return [
-        f"HEART RATE VARIABILITY (sinus NN intervals, {coverage} of the analysed time)",
-        f"  SDNN {_ms(h['sdnn_ms'])}   SDANN {_ms(h['sdann_ms'])}   SDNN index {_ms(h['sdnn_index_ms'])}   "
-        f"rMSSD {_ms(h['rmssd_ms'])}   pNN50 {pnn50}",
-        "",
-    ]
-
-
-def _hourly_lines(hourly: list[dict], start=None) -> list[str]:
-    """The hourly table: beats, mean/min/max rate, V, S and pauses per hour."""
-
-    def fmt(x):
-        return "—" if x is None else f"{x:.0f}"
-
-    out = ["HOURLY", f"  {'from':>8} {'beats':>7} {'mean':>5} {'min':>5} {'max':>5} {'V':>6} {'S':>6} {'pauses':>6}"]
-    for row in hourly:
-        out.append(
-            f"  {at(row['start_s'], start):>8} {row['beats']:>7} {fmt(row['mean_bpm']):>5} {fmt(row['min_bpm']):>5} "
-            f"{fmt(row['max_bpm']):>5} {row['V']:>6} {row['S']:>6} {row['pauses']:>6}"
-        )
-    return out
+def _pause_and_af_lines(s: dict) -> list[str]:
+    """The pauses (count, longest, the longest listed) and the AF/flutter episodes (count, burden, listed)."""
+    longest, pauses = pause_rows(s)
+    out = [f"{_caps(PAUSE_TITLE)}: {len(s['pauses'])}" + (f", longest {longest}" if longest else "")]
+    out += text_table(pauses) if pauses.rows else []
+    burden, episodes = af_rows(s)
+    count = len(s["af"]["episodes"])
+    out += ["", f"ATRIAL FIBRILLATION / FLUTTER: {count} episode{'s' if count != 1 else ''}, burden {burden}"]
+    return out + (text_table(episodes) if episodes.rows else []) + [""]
 
 
 def report(s: dict) -> str:
-    """The summary as a Holter report's first page (plain text)."""
-    start = s["start"]
+    """The summary as a Holter report's first page (plain text): the rows of :mod:`beatflow.holter.rows`, as
+    the report page (:mod:`beatflow.report.pages`) shows them."""
     out = [
         *_header_lines(s),
-        *_rate_lines(s["heart_rate"], start),
-        *_ectopy_columns(s),
-        *_tachycardia_lines(s["tachycardia"], start),
-        *_pause_lines(s["pauses"], start),
-        *_af_lines(s["af"], start),
-        *_hrv_lines(s["hrv"]),
-        *_hourly_lines(s["hourly"], start),
+        "BEATS",
+        *text_table(beat_rows(s)),
+        "",
+        "HEART RATE",
+        *text_table(heart_rate_rows(s)),
+        "",
+        "HEART RATE VARIABILITY",
+        *text_table(hrv_rows(s)),
+        "",
+        *_ectopy_lines(s),
+        *_pause_and_af_lines(s),
+        "HOURLY",
+        *text_table(hourly_rows(s)),
     ]
     if s.get("notes"):
         out += ["", "NOTES"] + [f"  - {n}" for n in s["notes"]]

@@ -13,15 +13,33 @@ import base64
 import html
 import json
 import logging
+import re
 from pathlib import Path
 
-from beatflow.holter.clock import at, note
+from beatflow.holter.rows import (
+    MAX_ROWS,
+    PAUSE_TITLE,
+    TACHYCARDIA_TITLE,
+    Table,
+    af_rows,
+    beat_rows,
+    ectopy_rows,
+    heart_rate_rows,
+    hourly_rows,
+    hrv_rows,
+    pause_rows,
+    recording,
+    runs_rows,
+    tachycardia_counts,
+)
+from beatflow.holter.rows import at_or_dash as _at
+from beatflow.holter.rows import n as _n
+from beatflow.holter.rows import pct as _pct
+from beatflow.holter.summary import CLASSES
 from beatflow.io.atomic import atomic_path
 from beatflow.timefmt import clock
 
 log = logging.getLogger("beatflow")
-
-MAX_ROWS = 15  # runs, pauses, AF episodes listed (the longest); the counts cover all
 
 CSS = """
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;color:#222;margin:16px
@@ -41,19 +59,7 @@ def _e(x) -> str:
     return html.escape(str(x))
 
 
-def _n(x, fmt: str = "{:.0f}", unit: str = "") -> str:
-    return "—" if x is None else fmt.format(x) + unit
-
-
-def _pct(x, digits: int = 1) -> str:
-    return "—" if x is None else f"{100 * x:.{digits}f} %"
-
-
-def _at(x, start=None) -> str:
-    return "—" if x is None else at(x, start)
-
-
-def table(head: list[str], rows: list[list], left: int = 1, cls: str = "") -> str:
+def table(head: list, rows: list[list], left: int = 1, cls: str = "") -> str:
     """An HTML table; the first ``left`` columns left-aligned; cells are escaped unless already markup
     (a tuple ``("html", text)``)."""
 
@@ -75,64 +81,21 @@ def _cls(c: str) -> tuple[str, str]:
     return ("html", f'<span class="cls {c}">{c}</span>')
 
 
-def _runs_rows(runs: list[dict], letter: str, tachycardia: list[dict], start=None) -> list[list]:
-    """The :data:`MAX_ROWS` longest runs in time order, each named VT / SVT when it is a tachycardia episode."""
-    kind = "VT" if letter == "V" else "SVT"
-    fast = {t["start_s"] for t in tachycardia if t["kind"] == kind}
-    longest = sorted(runs, key=lambda r: (-r["beats"], r["start_s"]))[:MAX_ROWS]
-    return [
-        [
-            _cls(letter),
-            at(r["start_s"], start),
-            at(r["end_s"], start),
-            r["beats"],
-            _n(r.get("rate_bpm")),
-            kind if r["start_s"] in fast else "",
-        ]
-        for r in sorted(longest, key=lambda r: r["start_s"])
-    ]
+def _marked(text):
+    """A head or cell that is a class letter, or ends with one in brackets (``ventricular (V)``), with the
+    letter in its class colour."""
+    if not isinstance(text, str):
+        return text
+    if text in CLASSES:
+        return _cls(text)
+    m = re.fullmatch(r"(.*)\(([NSVFQ])\)", text)
+    return ("html", f"{_e(m[1])}({_cls(m[2])[1]})") if m else text
 
 
-def ectopy_table(s: dict) -> str:
-    v, sv, b = s["ventricular"], s["supraventricular"], s["beats"]
-
-    def longest(part):
-        if not part["runs"]:
-            return "—"
-        r = max(part["runs"], key=lambda r: (r["beats"], -r["start_s"]))
-        return f"{r['beats']} beats at {at(r['start_s'], s['start'])}"
-
-    def fastest(part):
-        rated = [r for r in part["runs"] if r.get("rate_bpm") is not None]
-        if not rated:
-            return "—"
-        r = max(rated, key=lambda r: (r["rate_bpm"], -r["start_s"]))
-        return f"{r['rate_bpm']:.0f} bpm at {at(r['start_s'], s['start'])}"
-
-    hours = (s.get("analysed_s") or 0) / 3600.0
-
-    def per_h(n):
-        return "—" if hours <= 0 else f"{n / hours:.1f}"
-
-    rows = [
-        ["total beats", b["V"], b["S"]],
-        ["per hour analysed", per_h(b["V"]), per_h(b["S"])],
-        ["isolated", v["isolated"], sv["isolated"]],
-        ["couplets", v["couplets"], sv["couplets"]],
-        ["runs (≥ 3 beats)", len(v["runs"]), len(sv["runs"])],
-        ["longest run", longest(v), longest(sv)],
-        ["fastest run", fastest(v), fastest(sv)],
-        ["bigeminy (time)", _at(v.get("bigeminy_s") or 0), ""],
-        ["trigeminy (time)", _at(v.get("trigeminy_s") or 0), ""],
-    ]
-    return table(
-        [
-            "",
-            ("html", 'ventricular (<span class="cls V">V</span>)'),
-            ("html", 'supraventricular (<span class="cls S">S</span>)'),
-        ],
-        rows,
-    )
+def _table(t: Table, class_column: bool = False) -> str:
+    """A :class:`beatflow.holter.rows.Table` as HTML; ``class_column``: its first column holds class letters."""
+    rows = [[_marked(r[0]), *r[1:]] for r in t.rows] if class_column else t.rows
+    return table([_marked(h) for h in t.head], rows, t.left)
 
 
 def evaluation_section(ev: dict) -> str:
@@ -191,146 +154,67 @@ def evaluation_section(ev: dict) -> str:
 
 def _page_head(s: dict) -> str:
     """The page's HTML head, title and recording line."""
-    dur, ana, art = s.get("duration_s") or 0.0, s.get("analysed_s") or 0.0, s["artefact"]
-    episodes = sorted(art["episodes"], key=lambda e: e["start_s"] - e["end_s"])[:MAX_ROWS]
-    listed = "; ".join(
-        f"{at(e['start_s'], s['start'])}–{at(e['end_s'], s['start'])} "
-        f"({', '.join(f'{lead} {why}' for lead, why in e['leads'].items())})"
-        for e in episodes
-    )
+    r = recording(s)
+    listed = "; ".join(r["listed"])
     return (
         f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(s['record'])}: Holter report"
         f"</title><style>{CSS}</style></head><body>"
         f"<h1>Holter report — record {_e(s['record'])}</h1>"
-        f"<p class='sub'>Recorded {clock(dur)}, analysed {clock(ana)} ({_pct(ana / dur if dur else None)}); "
-        f"artefact (no lead readable) {clock(art['total_s'] or 0)} in {len(art['episodes'])} episodes"
-        f"{': ' + _e(listed) if listed else ''}. {_e(note(s['start']))}</p>"
+        f"<p class='sub'>Recorded {r['recorded']}, analysed {r['analysed']} ({r['share']}); "
+        f"artefact (no lead readable) {r['artefact']} in {r['episodes']} episodes"
+        f"{': ' + _e(listed) if listed else ''}. {_e(r['note'])}</p>"
     )
 
 
 def overview_section(s: dict) -> str:
     """Beats by class, heart rate and HRV side by side, and the classes' legend."""
-    b, hr, h = s["beats"], s["heart_rate"], s["hrv"]
-    out = ["<div class='grid'><div><h2>Beats</h2>"]
-    out.append(
-        table(
-            ["class", "beats", "share"],
-            [[_cls(c), b[c], _pct(b[c] / b["total"] if b["total"] else None)] for c in ("N", "S", "V", "F", "Q")]
-            + [["total", b["total"], ""]],
-        )
-    )
-    out.append("</div>")
-    out.append("<div><h2>Heart rate</h2>")
-    out.append(
-        table(
-            ["", "bpm", "at"],
-            [
-                ["mean", _n(hr["mean_bpm"]), ""],
-                ["minimum (minute)", _n(hr["min_bpm"]), _at(hr["min_at_s"], s["start"])],
-                ["maximum (minute)", _n(hr["max_bpm"]), _at(hr["max_at_s"], s["start"])],
-                ["slowest (8 sinus beats)", _n(hr["slowest"]["bpm"]), _at(hr["slowest"]["at_s"], s["start"])],
-                ["fastest (8 sinus beats)", _n(hr["fastest"]["bpm"]), _at(hr["fastest"]["at_s"], s["start"])],
-            ],
-        )
-    )
-    out.append("</div><div><h2>Heart rate variability</h2>")
-    out.append(
-        table(
-            [f"sinus NN intervals ({_pct(h['coverage'], 0)} of the time)", "value"],
-            [
-                ["SDNN", _n(h["sdnn_ms"], unit=" ms")],
-                ["SDANN (5 min)", _n(h["sdann_ms"], unit=" ms")],
-                ["SDNN index", _n(h["sdnn_index_ms"], unit=" ms")],
-                ["rMSSD", _n(h["rmssd_ms"], unit=" ms")],
-                ["pNN50", _pct(h["pnn50"])],
-            ],
-        )
-    )
-    out.append("</div></div>")
-    out.append(
+    return (
+        f"<div class='grid'><div><h2>Beats</h2>{_table(beat_rows(s), class_column=True)}</div>"
+        f"<div><h2>Heart rate</h2>{_table(heart_rate_rows(s))}</div>"
+        f"<div><h2>Heart rate variability</h2>{_table(hrv_rows(s))}</div></div>"
         "<p class='note'>AAMI classes: N normal (and bundle-branch, escape), S supraventricular ectopic, "
         "V ventricular ectopic, F fusion, Q unclassifiable.</p>"
     )
-    return "".join(out)
 
 
 def ectopy_section(s: dict) -> str:
     """The ectopy table and the list of runs (the :data:`MAX_ROWS` longest of each class)."""
-    tachy = s["tachycardia"]
-    out = ["<h2>Ectopy</h2>" + ectopy_table(s)]
-    runs = _runs_rows(s["ventricular"]["runs"], "V", tachy, s["start"]) + _runs_rows(
-        s["supraventricular"]["runs"], "S", tachy, s["start"]
-    )
-    out.append(
-        f"<p class='note'>Tachycardia (runs of ≥ 3 beats at ≥ 100 bpm): "
-        f"{sum(t['kind'] == 'VT' for t in tachy)} VT, {sum(t['kind'] == 'SVT' for t in tachy)} SVT. "
-        "Runs, couplets and bigeminy are not counted inside AF/flutter or artefact.</p>"
-    )
-    if runs:
-        n_all = len(s["ventricular"]["runs"]) + len(s["supraventricular"]["runs"])
-        shown = "" if len(runs) == n_all else f" (the {MAX_ROWS} longest of each class)"
+    tachy = tachycardia_counts(s)
+    runs, every = runs_rows(s)
+    out = [
+        "<h2>Ectopy</h2>" + _table(ectopy_rows(s)),
+        f"<p class='note'>{TACHYCARDIA_TITLE}: {tachy['VT']} VT, {tachy['SVT']} SVT. "
+        "Runs, couplets and bigeminy are not counted inside AF/flutter or artefact.</p>",
+    ]
+    if runs.rows:
+        shown = "" if every else f" (the {MAX_ROWS} longest of each class)"
         out.append(f"<p class='note'>Runs{shown}:</p>")
-        out.append(table(["class", "from", "to", "beats", "rate (bpm)", "tachycardia"], runs))
+        out.append(_table(runs, class_column=True))
     return "".join(out)
 
 
-def pauses_section(pauses: list[dict], start=None) -> str:
+def pauses_section(s: dict) -> str:
     """The pauses' count, the longest, and the :data:`MAX_ROWS` longest listed."""
-    if not pauses:
-        return "<h2>Pauses (RR ≥ 2.0 s): none</h2>"
-    longest = max(pauses, key=lambda p: p["duration_s"])
-    top = sorted(pauses, key=lambda p: -p["duration_s"])[:MAX_ROWS]
-    return (
-        f"<h2>Pauses (RR ≥ 2.0 s): {len(pauses)}</h2><p class='sub'>longest "
-        f"{longest['duration_s']:.2f} s at {at(longest['start_s'], start)}</p>"
-        + table(["at", "duration (s)"], [[at(p["start_s"], start), f"{p['duration_s']:.2f}"] for p in top])
-    )
+    longest, top = pause_rows(s)
+    if longest is None:
+        return f"<h2>{PAUSE_TITLE}: none</h2>"
+    return f"<h2>{PAUSE_TITLE}: {len(s['pauses'])}</h2><p class='sub'>longest {longest}</p>" + _table(top)
 
 
-def af_section(af: dict, start=None) -> str:
+def af_section(s: dict) -> str:
     """The AF episodes' count and burden, and the :data:`MAX_ROWS` longest listed in time order."""
-    eps = af["episodes"]
-    af_time = sum(e["end_s"] - e["start_s"] for e in eps)
+    count = len(s["af"]["episodes"])
+    burden, top = af_rows(s)
     out = (
-        f"<h2>Atrial fibrillation / flutter: {len(eps)} episode{'s' if len(eps) != 1 else ''}</h2>"
-        f"<p class='sub'>burden {_pct(af['burden'])} ({clock(af_time)})</p>"
+        f"<h2>Atrial fibrillation / flutter: {count} episode{'s' if count != 1 else ''}</h2>"
+        f"<p class='sub'>burden {burden}</p>"
     )
-    if eps:
-        top = sorted(sorted(eps, key=lambda e: e["start_s"] - e["end_s"])[:MAX_ROWS], key=lambda e: e["start_s"])
-        out += table(
-            ["from", "to", "duration"],
-            [[at(e["start_s"], start), at(e["end_s"], start), clock(e["end_s"] - e["start_s"])] for e in top],
-        )
-    return out
+    return out + _table(top) if top.rows else out
 
 
-def hourly_section(hourly: list[dict], start=None) -> str:
+def hourly_section(s: dict) -> str:
     """The hourly table."""
-    return "<h2>Hourly</h2>" + table(
-        [
-            "hour from",
-            "beats",
-            "mean bpm",
-            "min bpm",
-            "max bpm",
-            ("html", '<span class="cls V">V</span>'),
-            ("html", '<span class="cls S">S</span>'),
-            "pauses",
-        ],
-        [
-            [
-                at(r["start_s"], start),
-                r["beats"],
-                _n(r["mean_bpm"]),
-                _n(r["min_bpm"]),
-                _n(r["max_bpm"]),
-                r["V"],
-                r["S"],
-                r["pauses"],
-            ]
-            for r in hourly
-        ],
-    )
+    return "<h2>Hourly</h2>" + _table(hourly_rows(s))
 
 
 def events_section(events: list[dict], strips_png: bytes | None = None) -> str:
@@ -371,14 +255,8 @@ def render_page(
         The page, a self-contained HTML document.
     """
     out = [_page_head(s), overview_section(s), ectopy_section(s)]
-    out.append(
-        "<div class='grid'><div>"
-        + pauses_section(s["pauses"], s["start"])
-        + "</div><div>"
-        + af_section(s["af"], s["start"])
-        + "</div></div>"
-    )
-    out.append(hourly_section(s["hourly"], s["start"]))
+    out.append("<div class='grid'><div>" + pauses_section(s) + "</div><div>" + af_section(s) + "</div></div>")
+    out.append(hourly_section(s))
     if events is not None:
         out.append(events_section(events, strips_png))
     if evaluation:
