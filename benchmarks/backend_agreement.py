@@ -127,6 +127,29 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def score_rule_seconds(report: dict) -> dict:
+    """The score rule's seconds per backend (``score_rule_s``: total, mean, range and per record) and the
+    workflow's wall time, from a ``benchmarks.run_workflow`` report."""
+    seconds = {  # one record: run_workflow writes its stages with its name beside them
+        backend: {stages["name"]: stages["score"]}
+        if "name" in stages
+        else {r: s["score"] for r, s in stages.items() if isinstance(s, dict) and "score" in s}
+        for backend, stages in report.get("stages_s", {}).items()
+    }
+    per_backend = {
+        backend: {
+            "records": len(s),
+            "total": sum(s.values()),
+            "mean_per_record": sum(s.values()) / len(s) if s else None,
+            "min": min(s.values(), default=None),
+            "max": max(s.values(), default=None),
+            "per_record": s,
+        }
+        for backend, s in seconds.items()
+    }
+    return {"score_rule_s": per_backend, "workflow_wall_s": report.get("workflow_wall_s")}
+
+
 def main(argv=None) -> None:
     a = parse_args(argv)
     names = a.names or [a.a.name, a.b.name]
@@ -160,25 +183,7 @@ def main(argv=None) -> None:
         "per_record": per_record,
     }
     if a.workflow_json is not None:
-        report = json.loads(a.workflow_json.read_text())
-        seconds = {  # one record: run_workflow writes its stages with its name beside them
-            backend: {stages["name"]: stages["score"]}
-            if "name" in stages
-            else {r: s["score"] for r, s in stages.items() if isinstance(s, dict) and "score" in s}
-            for backend, stages in report.get("stages_s", {}).items()
-        }
-        out["score_rule_s"] = {
-            backend: {
-                "records": len(s),
-                "total": sum(s.values()),
-                "mean_per_record": sum(s.values()) / len(s) if s else None,
-                "min": min(s.values(), default=None),
-                "max": max(s.values(), default=None),
-                "per_record": s,
-            }
-            for backend, s in seconds.items()
-        }
-        out["workflow_wall_s"] = report.get("workflow_wall_s")
+        out.update(score_rule_seconds(json.loads(a.workflow_json.read_text())))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=1) + "\n")
     o = out["overall"]

@@ -308,6 +308,33 @@ SENSITIVITY = {  # name: the AF detector's constants set for the run (the defaul
 }
 
 
+AF_FIGURES = (
+    "reference_s",
+    "output_s",
+    "duration_se",
+    "duration_ppv",
+    "found",
+    "reference",
+    "true",
+    "output",
+    "edge_errors_beats",
+)  # each AF record's figures that af_sensitivity keeps
+
+
+def _af_section_figures(sec: dict) -> dict:
+    """An AF events section (:func:`af_events`) cut to its gross figures and the :data:`AF_FIGURES` of each
+    record with AF in the reference or the output."""
+    return {
+        "gross": sec["gross"],
+        "records": {
+            variant: {
+                rec: {k: a[k] for k in AF_FIGURES} for rec, a in recs.items() if a["reference_s"] or a["output_s"]
+            }
+            for variant, recs in sec["records"].items()
+        },
+    }
+
+
 def af_sensitivity(folders: dict[str, Path]) -> dict:
     """The AF events section's gross figures and each AF record's, per WFDB folder, with each of
     :data:`SENSITIVITY`'s settings of the detector's constants (restored after each run): what each tuned
@@ -330,33 +357,7 @@ def af_sensitivity(folders: dict[str, Path]) -> dict:
         finally:
             for k, v in saved.items():
                 setattr(af_module, k, v)
-        out[name] = {
-            db: {
-                "gross": sec["gross"],
-                "records": {
-                    variant: {
-                        rec: {
-                            k: a[k]
-                            for k in (
-                                "reference_s",
-                                "output_s",
-                                "duration_se",
-                                "duration_ppv",
-                                "found",
-                                "reference",
-                                "true",
-                                "output",
-                                "edge_errors_beats",
-                            )
-                        }
-                        for rec, a in recs.items()
-                        if a["reference_s"] or a["output_s"]
-                    }
-                    for variant, recs in sec["records"].items()
-                },
-            }
-            for db, sec in runs.items()
-        }
+        out[name] = {db: _af_section_figures(sec) for db, sec in runs.items()}
         print(
             name,
             {
