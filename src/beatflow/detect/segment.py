@@ -37,9 +37,8 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     2. Candidates: its NMS peaks above ``candidate_floor`` (``adaptive``; else above ``threshold``). Where the
        ``second`` lead (optional, same length) shows the first lead's beats, the envelope is the two leads'
        noise-weighted mean (``fuse_leads``) and the peaks snap back to the first lead.
-    3. ``adaptive``: Pan and Tompkins' adaptive threshold with search-back, refractory period
-       (``refractory_s``) and T-wave test, then the same test both ways (P and T waves,
-       :mod:`beatflow.detect.adaptive`).
+    3. ``adaptive``: Pan and Tompkins' adaptive threshold with search-back, refractory period (``refractory_s``)
+       and T-wave test, then the same test both ways (P and T waves, :mod:`beatflow.detect.adaptive`).
     4. ``lone_lead_veto``: a peak within :data:`beatflow.detect.adaptive.T_WAVE_S` of a beat that the second
        lead shows, and that the second lead does not show itself, goes
        (:func:`beatflow.detect.veto.unsupported`).
@@ -79,28 +78,41 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     fuse = second is not None and p.fuse_leads
     if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse and p.search_back <= 0 and not p.adaptive):
         return backend.to_host(peaks).astype(np.int64)
-    lead = None
-    if second is not None and (fuse or p.veto_support > 0):
-        lead = detection_envelope(second, s, backend.xp, work_bytes, absolute=True)
+    with_lead = second is not None and (fuse or p.veto_support > 0)
+    lead = detection_envelope(second, s, backend.xp, work_bytes, absolute=True) if with_lead else None
     band = qrs_band(x, fs, backend.xp, work_bytes)
     if fuse:
         envelope, peaks = fused_detection(envelope, peaks, lead, band, s, backend, floor)
     if p.adaptive:
-        from beatflow.detect.adaptive import adaptive_select, max_slope
-
-        strength = lead_support(envelope, fs, peaks, backend.xp)  # the fused peak's, where a snap moved it
-        host = [backend.to_host(a) for a in (peaks, strength, max_slope(band, fs, peaks, backend.xp))]
-        peaks = backend.xp.asarray(adaptive_select(*host, fs, p))
+        peaks = adaptive_peaks(envelope, peaks, band, s, backend)
     support = lead_support(lead, fs, peaks, backend.xp) if lead is not None and p.veto_support > 0 else None
     if support is not None and p.lone_lead_veto and peaks.shape[0] >= 3:
-        from beatflow.detect.adaptive import T_WAVE_S
-        from beatflow.detect.veto import unsupported
-
-        host = backend.to_host(peaks)
-        keep = backend.xp.asarray(~unsupported(host / fs, backend.to_host(support), p.veto_support, T_WAVE_S))
-        peaks, support = peaks[keep], support[keep]
+        peaks, support = lone_lead_veto(peaks, support, s, backend)
     kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support)
     return search_back(kept, envelope, band, s, backend)
+
+
+def adaptive_peaks(envelope, peaks, band, s: SegmentSamples, backend):
+    """The ``peaks`` that Pan and Tompkins' adaptive threshold takes (on the host: each peak's envelope and the
+    QRS band's maximum slope there, :func:`beatflow.detect.adaptive.adaptive_select`), on ``backend``."""
+    from beatflow.detect.adaptive import adaptive_select, max_slope
+
+    xp, fs = backend.xp, s.fs
+    strength = lead_support(envelope, fs, peaks, xp)  # the fused peak's, where a snap moved it
+    host = [backend.to_host(a) for a in (peaks, strength, max_slope(band, fs, peaks, xp))]
+    return xp.asarray(adaptive_select(*host, fs, s.p))
+
+
+def lone_lead_veto(peaks, support, s: SegmentSamples, backend):
+    """``(peaks, support)`` without the peaks that :func:`beatflow.detect.veto.unsupported` finds within
+    :data:`beatflow.detect.adaptive.T_WAVE_S` of a beat that the second lead shows (``support``: the second
+    lead's QRS response at each peak)."""
+    from beatflow.detect.adaptive import T_WAVE_S
+    from beatflow.detect.veto import unsupported
+
+    t = backend.to_host(peaks) / s.fs
+    keep = backend.xp.asarray(~unsupported(t, backend.to_host(support), s.p.veto_support, T_WAVE_S))
+    return peaks[keep], support[keep]
 
 
 def fused_detection(envelope, peaks, lead, band, s: SegmentSamples, backend, floor: float):
@@ -178,33 +190,26 @@ def segment(record: str, inputs: dict, outputs: dict, p: SegmentParams, backend,
     from beatflow.io.tables import read_signal, signal_info, write_frame
 
     signal_path = inputs["signal"]
+
+    def failure(problem: str) -> BeatflowError:
+        return BeatflowError(problem, record=record, path=str(signal_path))
+
     fs, leads = signal_info(signal_path)
     signals, _ = read_signal(signal_path, backend, leads[:2])
     x, second = signals[leads[0]], signals.get(leads[1]) if len(leads) > 1 else None
     duration = x.shape[0] / fs
     if duration < 4 * p.max_rr_s:
-        raise BeatflowError(
-            f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s",
-            record=record,
-            path=str(signal_path),
-        )
+        raise failure(f"recording is {duration:.1f} s long; need at least {4 * p.max_rr_s:.1f} s")
     s = p.in_samples(fs)
     try:
         peaks = detect_peaks(x, s, backend, work_bytes, second)
     except MemoryError as exc:  # cupy's and RMM's out-of-memory errors are MemoryErrors
-        raise BeatflowError(
-            f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples "
-            f"({x.nbytes / 1e9:.1f} GB per lead): run this record with device: cpu or on a "
-            "GPU with more memory",
-            record=record,
-            path=str(signal_path),
+        raise failure(
+            f"out of {backend.name.upper()} memory segmenting {x.shape[0]} samples ({x.nbytes / 1e9:.1f} GB "
+            "per lead): run this record with device: cpu or on a GPU with more memory"
         ) from exc
     if len(peaks) < 3:
-        raise BeatflowError(
-            f"found {len(peaks)} beat(s) in lead {leads[0]!r}: flat line or no ECG?",
-            record=record,
-            path=str(signal_path),
-        )
+        raise failure(f"found {len(peaks)} beat(s) in lead {leads[0]!r}: flat line or no ECG?")
     table = beats_table(peaks, x.shape[0], s)
     write_frame(table, outputs["beats"], beats_metadata(p))
     log.info(
@@ -215,6 +220,12 @@ def segment(record: str, inputs: dict, outputs: dict, p: SegmentParams, backend,
         60 * (len(peaks) - 1) / ((peaks[-1] - peaks[0]) / fs),
         leads[0],
     )
+    warn_if_implausible(record, x, peaks, fs, backend)
+
+
+def warn_if_implausible(record: str, x, peaks: np.ndarray, fs: float, backend) -> None:
+    """Log a warning where the median RR or QRS width is outside :data:`PLAUSIBLE_RR_S` or
+    :data:`PLAUSIBLE_QRS_S` (a wrong sampling rate, most likely)."""
     rr_s, qrs_s = float(np.median(np.diff(peaks))) / fs, qrs_width_s(x, peaks, fs, backend)
     if not (PLAUSIBLE_RR_S[0] <= rr_s <= PLAUSIBLE_RR_S[1] and PLAUSIBLE_QRS_S[0] <= qrs_s <= PLAUSIBLE_QRS_S[1]):
         log.warning(

@@ -46,6 +46,22 @@ def embed_beats(x, starts, lengths, width: int, backend):
     return embed_cpu(x, starts, lengths, width)
 
 
+def check_band(band_hz, fs: float, n_samples: int, record: str, signal_path) -> None:
+    """Raise a :class:`BeatflowError` unless ``embed.band_hz`` has low < high and a filter shorter than twice
+    the recording (``n_samples`` at ``fs``)."""
+    from beatflow.dsp.filters import band_pass_taps
+
+    low, high = band_hz
+    span = len(band_pass_taps(fs, low, high)) / fs
+    if not low < high or span >= 2 * n_samples / fs:
+        raise BeatflowError(
+            f"embed.band_hz {list(band_hz)} needs low < high and a filter ({span:.1f} s) shorter "
+            "than twice the recording",
+            record=record,
+            path=str(signal_path),
+        )
+
+
 def embed(record: str, inputs: dict, outputs: dict, p: EmbedParams, backend, work_bytes: int | None = None) -> None:
     """Embed the kept beats of one record and write ``embedding.npy``.
 
@@ -69,7 +85,7 @@ def embed(record: str, inputs: dict, outputs: dict, p: EmbedParams, backend, wor
     BeatflowError
         When no beat is kept, the band is unusable for the recording, or the rows do not fit in memory.
     """
-    from beatflow.dsp.filters import band_pass, band_pass_taps
+    from beatflow.dsp.filters import band_pass
     from beatflow.io import arrays
     from beatflow.io.tables import read_frame, read_signal
 
@@ -82,15 +98,7 @@ def embed(record: str, inputs: dict, outputs: dict, p: EmbedParams, backend, wor
             "no beat passed length pruning (check segment.min_rr_s / max_rr_s)", record=record, path=str(beats_path)
         )
     width = p.width(fs)
-    low, high = band_hz
-    span = len(band_pass_taps(fs, low, high)) / fs
-    if not low < high or span >= 2 * next(iter(signals.values())).shape[0] / fs:
-        raise BeatflowError(
-            f"embed.band_hz {list(band_hz)} needs low < high and a filter ({span:.1f} s) shorter "
-            "than twice the recording",
-            record=record,
-            path=str(signal_path),
-        )
+    check_band(band_hz, fs, next(iter(signals.values())).shape[0], record, signal_path)
     try:
         x = band_pass(list(signals.values()), fs, *band_hz, backend.xp, work_bytes)
         rows = embed_beats(x, kept["start"].to_numpy(), kept["length"].to_numpy(), width, backend)

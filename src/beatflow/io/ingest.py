@@ -200,28 +200,14 @@ def ingest(
         When the file cannot be read, its rate is missing or inconsistent, or a lead has too long a gap or
         too many clipped samples.
     """
-    from beatflow.io.physio import recorded_start
-
     path = Path(inputs["path"])
-    xp = backend.xp
     try:
         log.info("ingest %s: reading %s", record, path.resolve())
-        try:
-            columns, chosen, file_fs = read_source(path, leads, backend.gpu)
-        except READ_ERRORS as exc:  # what the readers' own checks did not catch: a file that cannot be read
-            raise BeatflowError(f"cannot read the file: {read_failure(exc)}") from exc
-        began = parse_start(start) if start else recorded_start(path)
-        rows = len(columns[chosen[0]])
-        if rows < 2:
-            raise BeatflowError(f"only {rows} data row(s)")
-        fs = resolve_fs(fs, columns.get(TIME), xp, file_fs)
-        signal = {}
-        for name in chosen:
-            signal[name] = fill_gaps(columns[name], fs, p.max_gap_s, name, xp)
-            check_clipping(signal[name], p.max_clipped_fraction, name, xp)
+        signal, fs, began = read_checked(path, p, backend, fs=fs, leads=leads, start=start)
     except BeatflowError as exc:
         raise BeatflowError(exc.problem, record=record, path=str(path)) from exc
     write_signal(signal, fs, outputs["signal"], backend.gpu, start=began)
+    rows, chosen = len(next(iter(signal.values()))), list(signal)
     log.info(
         "ingest %s: %d samples x %d lead(s) %s at %.3f Hz (%.2f h), start %s",
         record,
@@ -232,3 +218,25 @@ def ingest(
         rows / fs / 3600,
         began.isoformat() if began else "unknown",
     )
+
+
+def read_checked(path: Path, p: IngestParams, backend, *, fs=None, leads=None, start=None) -> tuple:
+    """``({lead: samples}, fs, start)`` of the record's file ``path``, its gaps filled and its clipping
+    checked (:func:`ingest`'s arguments); every problem a :class:`BeatflowError` without the record's name."""
+    from beatflow.io.physio import recorded_start
+
+    xp = backend.xp
+    try:
+        columns, chosen, file_fs = read_source(path, leads, backend.gpu)
+    except READ_ERRORS as exc:  # what the readers' own checks did not catch: a file that cannot be read
+        raise BeatflowError(f"cannot read the file: {read_failure(exc)}") from exc
+    began = parse_start(start) if start else recorded_start(path)
+    rows = len(columns[chosen[0]])
+    if rows < 2:
+        raise BeatflowError(f"only {rows} data row(s)")
+    fs = resolve_fs(fs, columns.get(TIME), xp, file_fs)
+    signal = {}
+    for name in chosen:
+        signal[name] = fill_gaps(columns[name], fs, p.max_gap_s, name, xp)
+        check_clipping(signal[name], p.max_clipped_fraction, name, xp)
+    return signal, fs, began
