@@ -44,6 +44,14 @@ BUTTER_MAX_HIGH = 0.45  # × fs: the Butterworth's upper edge held below Nyquist
 BUTTER_MIN_SAMPLES = 3 * (2 * BUTTER_ORDER + 1)  # sosfiltfilt's padding of a band-pass's BUTTER_ORDER sections
 
 
+def butter_sos(fs: float, low_hz: float, high_hz: float) -> np.ndarray:
+    """Second-order sections of :func:`butter_band_pass`'s filter (for ``scipy.signal.sosfilt`` with its state
+    carried across the chunks of a long signal)."""
+    from scipy.signal import butter
+
+    return butter(BUTTER_ORDER, [low_hz, min(high_hz, BUTTER_MAX_HIGH * fs)], btype="band", fs=fs, output="sos")
+
+
 def butter_band_pass(x: np.ndarray, fs: float, low_hz: float, high_hz: float, zero_phase: bool = True) -> np.ndarray:
     """``x`` (float64, filtered along its last axis) band-passed by a :data:`BUTTER_ORDER` Butterworth filter
     whose upper edge is held at or below :data:`BUTTER_MAX_HIGH` × ``fs``.
@@ -65,9 +73,9 @@ def butter_band_pass(x: np.ndarray, fs: float, low_hz: float, high_hz: float, ze
         The filtered signal, float64, ``x``'s shape; an ``x`` too short to filter (:data:`BUTTER_MIN_SAMPLES`
         samples or fewer) less its median, unfiltered.
     """
-    from scipy.signal import butter, sosfilt, sosfiltfilt
+    from scipy.signal import sosfilt, sosfiltfilt
 
-    sos = butter(BUTTER_ORDER, [low_hz, min(high_hz, BUTTER_MAX_HIGH * fs)], btype="band", fs=fs, output="sos")
+    sos = butter_sos(fs, low_hz, high_hz)
     x = np.asarray(x, dtype=np.float64)
     if x.shape[-1] <= BUTTER_MIN_SAMPLES:
         return x - np.median(x) if len(x) else x

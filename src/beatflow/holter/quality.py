@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from beatflow.dsp.filters import butter_band_pass
+from beatflow.dsp.filters import butter_sos
 
 WINDOW_S = 1.0
 SPAN_S = 5.0  # the spectral indices' window, centred on each WINDOW_S
@@ -41,12 +41,36 @@ NOISE_POWER = 0.1
 QRS_BAND_HZ = (5.0, 15.0)
 WIDE_BAND_HZ = (5.0, 40.0)
 REASONS = ("flat line", "saturation", "lead-off", "noise")
+CHUNK_WINDOWS = 3600  # windows measured at a time: host memory stays bounded on a two-week record
 
 
-def _window_power(y: np.ndarray, w: int, n: int, span: int) -> np.ndarray:
-    """Mean of ``y²`` per window of ``w`` samples, summed over ``span`` windows centred on each."""
-    p = (y[: n * w].reshape(n, w) ** 2).mean(axis=1)
-    return p if span == 1 else np.convolve(p, np.ones(span), mode="same")
+def _window_stats(x: np.ndarray, fs: float, w: int, n: int) -> dict[str, np.ndarray]:
+    """Per window of ``w`` samples (the first ``n``): the peak-to-peak range (``ptp``), the share of samples
+    within :data:`RAIL` of the lead's extremes (``at_rail``; 1 for a constant lead), and the mean power of the
+    lead through causal Butterworth filters of the QRS band and the wide band (``qrs``, ``wide``), their state
+    carried from chunk to chunk of :data:`CHUNK_WINDOWS`."""
+    from scipy.signal import sosfilt
+
+    lo, hi = float(np.min(x)), float(np.max(x))
+    rail = RAIL * (hi - lo)
+    bands = {"qrs": butter_sos(fs, *QRS_BAND_HZ), "wide": butter_sos(fs, *WIDE_BAND_HZ)}
+    state = {name: np.zeros((len(sos), 2)) for name, sos in bands.items()}
+    out = {name: np.empty(n) for name in ("ptp", "at_rail", *bands)}
+    for a in range(0, n, CHUNK_WINDOWS):
+        b = min(n, a + CHUNK_WINDOWS)
+        frames = np.asarray(x[a * w : b * w], dtype=np.float64).reshape(b - a, w)
+        out["ptp"][a:b] = np.ptp(frames, axis=1)
+        out["at_rail"][a:b] = ((frames <= lo + rail) | (frames >= hi - rail)).mean(axis=1) if hi > lo else 1.0
+        for name, sos in bands.items():
+            y, state[name] = sosfilt(sos, frames.ravel(), zi=state[name])
+            out[name][a:b] = (y.reshape(b - a, w) ** 2).mean(axis=1)
+    return out
+
+
+def _centred_sum(p: np.ndarray, span: int) -> np.ndarray:
+    """The sum of ``p`` over ``span`` values centred on each (fewer at the ends), ``p``'s length."""
+    start = (span - 1) // 2
+    return np.convolve(p, np.ones(span), mode="full")[start : start + len(p)]
 
 
 def lead_quality(x: np.ndarray, fs: float) -> tuple[np.ndarray, np.ndarray]:
@@ -57,23 +81,16 @@ def lead_quality(x: np.ndarray, fs: float) -> tuple[np.ndarray, np.ndarray]:
     n = len(x) // w
     if n == 0:
         return np.zeros(0, dtype=np.int8), np.zeros(0, dtype=bool)
-    x = np.asarray(x, dtype=np.float64)
-    frames = x[: n * w].reshape(n, w)
-    ptp = np.ptp(frames, axis=1)
+    stats = _window_stats(x, fs, w, n)
+    ptp, at_rail, qrs = stats["ptp"], stats["at_rail"], stats["qrs"]
     typical = np.median(ptp)
-    lo, hi = float(x.min()), float(x.max())
-    rail = RAIL * (hi - lo)
-    at_rail = ((frames <= lo + rail) | (frames >= hi - rail)).mean(axis=1) if hi > lo else np.ones(n)
     span = max(int(round(SPAN_S / WINDOW_S)), 1)
-    qrs_band = butter_band_pass(x, fs, *QRS_BAND_HZ, zero_phase=False)
-    qrs = _window_power(qrs_band, w, n, 1)
-    qrs_span = np.convolve(qrs, np.ones(span), mode="same")
-    wide = _window_power(butter_band_pass(x, fs, *WIDE_BAND_HZ, zero_phase=False), w, n, span)
+    qrs_span, wide = _centred_sum(qrs, span), _centred_sum(stats["wide"], span)
     psqi = np.divide(qrs_span, wide, out=np.ones(n), where=wide > 0)
     out = np.zeros(n, dtype=np.int8)
     for code, bad in (
         (4, (psqi < PSQI_MIN) & (wide >= NOISE_POWER * np.median(wide))),
-        (2, (at_rail >= SATURATION_SHARE) & (hi > lo)),
+        (2, at_rail >= SATURATION_SHARE),  # a constant lead is at its rails, but flat first
         (1, ptp <= FLAT_RATIO * typical),
     ):
         out[bad] = code  # the last assignment wins: flat line before saturation before noise
