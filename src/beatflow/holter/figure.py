@@ -207,33 +207,16 @@ def heart_rate_plot(summary: dict, beats=None):
     drawn = [s.label for s in shades] + drawn + [MEAN_LABEL] + [m.label for m in marks]
     xticks = time_ticks(duration_s, summary["start"])
     xlim, ylim = (0.0, max(duration_s / 3600.0, 1 / 60)), (0.0, top)
-    title = _title(summary, points)
-    return hv.Overlay([*shades, *layers, line, *marks]).opts(
-        hv.opts.Overlay(
-            title=title,
-            width=1100,
-            height=380,
-            xticks=xticks,
-            xlim=xlim,
-            ylim=ylim,
-            legend_position="bottom",
-            legend_cols=4,
-            xlabel=x,
-            ylabel=y,
-            backend="bokeh",
-        ),
-        hv.opts.Overlay(
-            title=title,
-            fig_inches=12,
-            aspect=3.2,
-            xticks=xticks,
-            xlim=xlim,
-            ylim=ylim,
-            xlabel=x,
-            ylabel=y,
-            hooks=[_legend_hook(drawn)],
-            backend="matplotlib",
-        ),
+    frame = {"title": _title(summary, points), "xticks": xticks, "xlim": xlim, "ylim": ylim, "xlabel": x, "ylabel": y}
+    return hv.Overlay([*shades, *layers, line, *marks]).opts(*_overlay_opts(hv, frame, drawn))
+
+
+def _overlay_opts(hv, frame: dict, drawn: list[str]) -> tuple:
+    """The trend's overlay options, bokeh and matplotlib: its ``frame`` (title, ticks, limits, labels), size and
+    legend (the matplotlib legend in the ``drawn`` order)."""
+    return (
+        hv.opts.Overlay(**frame, width=1100, height=380, legend_position="bottom", legend_cols=4, backend="bokeh"),
+        hv.opts.Overlay(**frame, fig_inches=12, aspect=3.2, hooks=[_legend_hook(drawn)], backend="matplotlib"),
     )
 
 

@@ -486,8 +486,14 @@ def summary_from_beats(
     """
     notes: list[str] = []
     t, c = _sorted_beats(record, time_s, classes, notes)
-    duration_s = float(duration_s)
     quality = signal_quality(*signal()) if signal is not None else None
+    sections = _sections(t, c, float(duration_s), excluded, af_episodes, signal, quality, notes)
+    return {"record": record, "start": start, **sections, "notes": notes}
+
+
+def _sections(t, c, duration_s: float, excluded, af_episodes, signal, quality, notes: list[str]) -> dict:
+    """:func:`summary_from_beats`'s sections, from ``duration_s`` to ``hrv``, for the sorted beats ``t``, ``c``
+    and the signal's ``quality`` (:func:`beatflow.holter.quality.signal_quality`; None without a signal)."""
     artefact = [(a["start_s"], min(a["end_s"], duration_s)) for a in quality["artefact"]] if quality else []
     excluded = merge_intervals([*(excluded or []), *artefact])
     valid = analysable(t, c, excluded)
@@ -506,8 +512,6 @@ def summary_from_beats(
     if len(t) and not (c == "N").any():
         notes.append("no N beats (paced or all ectopic): no HRV")
     return {
-        "record": record,
-        "start": start,
         "duration_s": _num(duration_s, 3),
         "analysed_s": _num(analysed_s, 3),
         "artefact": {
@@ -526,7 +530,6 @@ def summary_from_beats(
         "af": af,
         "tachycardia": tachycardia(ventricular, supraventricular),
         "hrv": hrv_out,
-        "notes": notes,
     }
 
 

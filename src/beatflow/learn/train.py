@@ -15,7 +15,6 @@ log = logging.getLogger("beatflow")
 
 
 MIN_STEPS = 8  # optimiser steps per epoch at least
-WARM_UP_ROWS = (2048, 2, 250)  # beats, leads, samples of the random rows a learn worker warms up on
 QRS_AFTER_PEAK_S = 0.1  # the stretch augmentation leaves each row as it is up to this long after its R peak
 
 
@@ -172,6 +171,22 @@ class GraphedStep(EagerStep):
         self.static_loss = loss.detach()
 
 
+def load_embedding(record: str, path, backend):
+    """The record's ``embedding.npy`` (on ``backend``); a :class:`BeatflowError` unless it holds 4 rows or more
+    of ``[beats, channels, L]``."""
+    from beatflow.errors import BeatflowError
+    from beatflow.io import arrays
+
+    rows = arrays.load(path, backend.gpu)
+    if rows.ndim != 3 or rows.shape[0] < 4:
+        raise BeatflowError(
+            f"need at least 4 embedded beats [beats, channels, L], got shape {rows.shape}",
+            record=record,
+            path=str(path),
+        )
+    return rows
+
+
 def train(record: str, inputs: dict, outputs: dict, p: TrainParams, backend) -> None:
     """Train on one record's embedding and write ``model.pt`` (its hyperparameters: ``p`` too, so that the
     score stage reads the split from it).
@@ -201,21 +216,13 @@ def train(record: str, inputs: dict, outputs: dict, p: TrainParams, backend) -> 
     import torch
 
     from beatflow.backend import torch_device
-    from beatflow.errors import BeatflowError
-    from beatflow.io import arrays
     from beatflow.io.tables import read_frame, signal_info
     from beatflow.learn.model import row_template, save_model, split_indices
 
     t0 = time.perf_counter()
     embedding_path, fs = inputs["embedding"], signal_info(inputs["signal"])[0]
     device = torch_device(backend)
-    rows = arrays.load(embedding_path, backend.gpu)
-    if rows.ndim != 3 or rows.shape[0] < 4:
-        raise BeatflowError(
-            f"need at least 4 embedded beats [beats, channels, L], got shape {rows.shape}",
-            record=record,
-            path=str(embedding_path),
-        )
+    rows = load_embedding(record, embedding_path, backend)
     beats = read_frame(inputs["beats"], columns=["peak", "start", "length", "kept"])
     lengths = kept_lengths(beats, rows, record, embedding_path)
     train_rows, _ = split_indices(rows.shape[0], p.train_fraction, p.seed)
@@ -244,38 +251,6 @@ def fit_rows(x, lengths, template, p: TrainParams, device, pivot: int):
     model, history = fit(fill_tail(x, lengths, template), p, device, pivot)
     model.template.copy_(template)
     return model, history
-
-
-def warm_up(config: dict) -> None:
-    """One epoch on random rows with the run's ``train.*`` keys, read as a record's are (the rows through
-    kvikio and DLPack on the GPU, their lengths from parquet) and padded from their row template: a learn
-    worker's first job then finds torch's kernels, cuDNN and cuBLAS and the readers loaded, and no record had
-    to be made, segmented and embedded for it."""
-    import tempfile
-    from dataclasses import replace
-    from pathlib import Path
-
-    import numpy as np
-    import pandas as pd
-    import torch
-
-    from beatflow.backend import select_backend, torch_device
-    from beatflow.io import arrays
-    from beatflow.io.tables import read_frame, write_frame
-    from beatflow.learn.model import row_template
-
-    backend = select_backend(config["device"], needs=("kvikio", "torch"))
-    device = torch_device(backend)
-    rng = np.random.default_rng(0)
-    beats_n, _, width = WARM_UP_ROWS
-    with tempfile.TemporaryDirectory() as tmp:
-        embedding, beats = Path(tmp, "embedding.npy"), Path(tmp, "beats.parquet")
-        arrays.save(embedding, rng.standard_normal(WARM_UP_ROWS, dtype=np.float32), gpu=False)
-        write_frame(pd.DataFrame({"length": rng.integers(width // 2, width, beats_n)}), beats)
-        x = as_tensor(arrays.load(embedding, backend.gpu), backend, device)
-        lengths = torch.as_tensor(read_frame(beats, columns=["length"])["length"].to_numpy(copy=True), device=device)
-    p = replace(TrainParams.from_config(config["train"]), epochs=1)
-    fit_rows(x, lengths, row_template(x, lengths), p, device, width // 2)
 
 
 def stretch_pivot(beats, fs: float) -> int:

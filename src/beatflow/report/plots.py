@@ -13,7 +13,6 @@ image is one bincount (datashader's numba functions would compile in every fresh
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import warnings
 from pathlib import Path
@@ -46,22 +45,18 @@ HOVER = [
 ]
 
 
-_LOADING = threading.Lock()  # the warm worker loads it in a thread while a job may ask for it
 _LOADED: list = []
 
 
 def load_holoviews():
     """holoviews with the bokeh and matplotlib renderers loaded (once per process)."""
-    with _LOADING:
-        if not _LOADED:
-            t0 = time.perf_counter()
-            import holoviews as hv
+    if not _LOADED:
+        t0 = time.perf_counter()
+        import holoviews as hv
 
-            hv.extension("bokeh", "matplotlib", logo=False)
-            log.info(
-                "holoviews %s with bokeh and matplotlib loaded in %.2f s", hv.__version__, time.perf_counter() - t0
-            )
-            _LOADED.append(hv)
+        hv.extension("bokeh", "matplotlib", logo=False)
+        log.info("holoviews %s with bokeh and matplotlib loaded in %.2f s", hv.__version__, time.perf_counter() - t0)
+        _LOADED.append(hv)
     return _LOADED[0]
 
 
@@ -442,9 +437,7 @@ def gallery_plot(
     ]
     span = t[-1] - t[0]
     labels = hv.Labels((np.full(len(rows), t[-1] + 0.05 * span), offsets, text), [x, y], "beat")
-    bar_y = (offsets[-1] if len(offsets) else 0.0) - 0.5 * step
-    bar = _coloured(hv.Path([np.array([[t[0], bar_y], [t[0], bar_y + 1.0]])], [x, y]), "black")
-    bar_label = hv.Labels(([t[0] + 0.01], [bar_y + 0.5], ["1 mV"]), [x, y], "scale")
+    bar = _scale_bar(hv, t[0], (offsets[-1] if len(offsets) else 0.0) - 0.5 * step, [x, y])
     flagged = int(info["anomaly"].sum()) if "anomaly" in info else len(rows)
     title = (
         f"{record}: {len(rows)} most anomalous beats ({flagged} flagged) in their class colour, "
@@ -453,7 +446,7 @@ def gallery_plot(
     xlim = (t[0], t[-1] + span)  # the right half holds the labels
     xticks = [float(v) for v in np.arange(np.ceil(t[0] / 0.2) * 0.2, t[-1] + 1e-9, 0.2)]
     height = max(len(rows), 4)
-    return (paths * labels * bar * bar_label).opts(
+    return (paths * labels * bar).opts(
         hv.opts.Labels(
             text_align="left", text_baseline="middle", text_font_size="8pt", text_color="black", backend="bokeh"
         ),
@@ -467,6 +460,12 @@ def gallery_plot(
             title=title, fig_inches=(10, 0.7 * height), xlim=xlim, xticks=xticks, yaxis=None, backend="matplotlib"
         ),
     )
+
+
+def _scale_bar(hv, x0: float, y0: float, kdims: list[str]):
+    """The gallery's 1 mV bar from ``(x0, y0)`` up, and its label."""
+    bar = _coloured(hv.Path([np.array([[x0, y0], [x0, y0 + 1.0]])], kdims), "black")
+    return bar * hv.Labels(([x0 + 0.01], [y0 + 0.5], ["1 mV"]), kdims, "scale")
 
 
 def _rr_text(beat) -> str:
