@@ -162,12 +162,23 @@ def symbol_figures(
 
 
 def evaluate(truth, scores, fs: float, excluded: np.ndarray | None = None) -> dict:
-    """Detection and anomaly figures, as ANSI/AAMI EC57 reckons them, from a truth table (``sample``,
-    ``label``, optionally ``symbol``) and ``scores.parquet``. Reference and detected beats inside an
-    ``excluded`` interval (``[k, 2]`` samples ``[start, end)``: ventricular flutter/fibrillation) count in
-    no figure. Per label (each truth label, or AAMI class): ``n``, ``detected``, AUROC against ``N``, the
-    share ``flagged`` and the flags' ``flag_ppv``; per symbol, where the truth has symbols, its class, ``n``,
-    ``detected``, ``flagged`` and (outside class N) AUROC against class N."""
+    """Detection and anomaly figures (``evaluation.json`` less its Holter section), as ANSI/AAMI EC57 reckons
+    them. Reference and detected beats inside an ``excluded`` interval (ventricular flutter/fibrillation)
+    count in no figure. Per label (each truth label, or AAMI class): ``n``, ``detected``, AUROC against ``N``,
+    the share ``flagged`` and the flags' ``flag_ppv``; per symbol, where the truth has symbols, its class,
+    ``n``, ``detected``, ``flagged`` and (outside class N) AUROC against class N.
+
+    Parameters
+    ----------
+    truth : pandas.DataFrame
+        ``sample`` (R-peak index), ``label`` and optionally ``symbol`` (:func:`beatflow.io.truth.read_truth`).
+    scores : pandas.DataFrame
+        ``scores.parquet``.
+    fs : float
+        The sampling rate (Hz).
+    excluded : numpy.ndarray, optional
+        ``[k, 2]`` sample intervals ``[start, end)`` left out.
+    """
     from beatflow.io.truth import outside
 
     excluded = np.empty((0, 2), np.int64) if excluded is None else excluded
@@ -302,7 +313,25 @@ def cohort_class_figures(classes: dict[str, dict]) -> dict:
 
 
 def write_evaluation(record: str, truth_path, scores_path, signal_path, out_path) -> dict:
-    """Read the inputs, evaluate, write ``evaluation.json`` atomically and return the figures."""
+    """Rule ``evaluate``'s stage: the record's figures against its truth (:func:`evaluate`, with the Holter
+    figures where the truth is a WFDB annotation file), written to ``evaluation.json`` atomically.
+
+    Parameters
+    ----------
+    record : str
+        The record's name (for messages).
+    truth_path : path-like
+        The records sheet's ``truth``: a CSV (``sample``, ``label``) or a WFDB annotation file.
+    scores_path, signal_path : path-like
+        The record's ``scores.parquet`` and ``signal.parquet``.
+    out_path : path-like
+        Where ``evaluation.json`` goes.
+
+    Returns
+    -------
+    dict
+        The figures written.
+    """
     from beatflow.errors import BeatflowError
     from beatflow.io.atomic import atomic_path
     from beatflow.io.tables import read_frame, signal_info, signal_samples

@@ -127,7 +127,13 @@ def _pause_and_af_lines(s: dict) -> list[str]:
 
 def report(s: dict) -> str:
     """The summary as a Holter report's first page (plain text): the rows of :mod:`beatflow.holter.rows`, as
-    the report page (:mod:`beatflow.report.pages`) shows them."""
+    the report page (:mod:`beatflow.report.pages`) shows them.
+
+    Parameters
+    ----------
+    s : dict
+        The record's ``holter.json`` (:func:`load_summary`).
+    """
     out = [
         *_header_lines(s),
         "BEATS",

@@ -537,8 +537,20 @@ def _sections(t, c, duration_s: float, excluded, af_episodes, signal, quality, n
 
 
 def read_beats(record: str, scores_path) -> tuple[np.ndarray, np.ndarray]:
-    """``(time_s, class)`` of every detected beat in ``scores.parquet``; a clear error naming the record when
-    the file or its ``class`` column is missing. pyarrow only (no pandas import: the rule stays light)."""
+    """``(time_s, class)`` of every detected beat in ``scores.parquet`` (pyarrow only: the rule stays light).
+
+    Parameters
+    ----------
+    record : str
+        The record's name (for messages).
+    scores_path : path-like
+        Its ``scores.parquet``.
+
+    Raises
+    ------
+    BeatflowError
+        When the file or its ``class`` column is missing.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -112,9 +112,24 @@ def evaluation_columns(evaluation: dict) -> dict:
 def write_cohort(
     records: list[str], inputs: dict, summary_path, plot_stem, evaluations: dict | None = None, evaluation_path=None
 ) -> None:
-    """``inputs[record]`` holds ``scores``, ``signal`` and ``benchmarks`` (stage → benchmark file);
-    ``evaluations`` maps the records with truth to their ``evaluation.json``, whose gross and record-average
-    figures (:func:`beatflow.evaluate.cohort_figures`) go to ``evaluation_path``."""
+    """Rule ``cohort``'s stage: one row per record (:func:`record_summary`), its figure, and with truth the
+    cohort's evaluation figures.
+
+    Parameters
+    ----------
+    records : list of str
+        The records, in the table's order.
+    inputs : dict
+        Record → ``scores``, ``signal`` (paths) and ``benchmarks`` (stage → benchmark file).
+    summary_path : path-like
+        Where the table (parquet) goes.
+    plot_stem : path-like
+        The figure's path without its suffix.
+    evaluations : dict, optional
+        Record → ``evaluation.json``, for the records with truth.
+    evaluation_path : path-like, optional
+        Where their gross and record-average figures (:func:`beatflow.evaluate.cohort_figures`) go.
+    """
     import json
 
     from beatflow.evaluate import cohort_figures

@@ -537,10 +537,18 @@ def gallery_rows(rows: np.ndarray, kept, lengths=None):
 
 
 def plot(record: str, paths: dict, out_dir) -> None:
-    """All plots of one record into ``out_dir``; the RR bounds and a beat window's start are those the beats
-    were made with (``beats.parquet``'s metadata).
+    """Rule ``plot``'s stage: the record's figures (trace, latent, lengths, gallery; HTML and PNG) into
+    ``out_dir``; the RR bounds and a beat window's start are those the beats were made with (``beats.parquet``'s
+    metadata).
 
-    ``paths``: ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``.
+    Parameters
+    ----------
+    record : str
+        The record's name (in titles and messages).
+    paths : dict
+        ``signal``, ``beats``, ``embedding``, ``scores``, ``latent``: the record's artifacts.
+    out_dir : path-like
+        The folder of the figures.
     """
     from beatflow.backend import select_backend
     from beatflow.io.tables import beats_parameters, read_frame, read_signal, signal_info, signal_start
