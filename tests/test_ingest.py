@@ -126,3 +126,14 @@ def test_short_gaps_are_interpolated_and_reported(tmp_path, cpu, caplog):
     table = run(cpu, src, tmp_path / "s.parquet", fs=100.0)
     assert table.column("ecg").to_pylist() == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     assert "interpolated 4 missing/NaN/Inf sample(s) in 3 gap(s), the longest 0.020 s" in caplog.text
+
+
+def test_artifacts_are_the_rules_outputs():
+    """beatflow.io.ARTIFACTS (the names tests and benchmarks use) are the rules' named outputs in results/."""
+    from pathlib import Path
+
+    from beatflow.io import ARTIFACTS
+
+    rules = "".join(p.read_text() for p in (Path(__file__).parents[1] / "workflow" / "rules").glob("*.smk"))
+    for name, file in ARTIFACTS.items():
+        assert f'{name}="results/{{record}}/{file}"' in rules, name
