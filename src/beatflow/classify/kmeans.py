@@ -19,14 +19,13 @@ def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS) -> np.ndarray:
         d = np.minimum(d, ((f - centres[-1]) ** 2).sum(1))
     c = np.array(centres)
     labels = np.zeros(n, np.int64)
-    for _ in range(steps):
-        dist = (f**2).sum(1)[:, None] - 2 * f @ c.T + (c**2).sum(1)[None, :]
-        new = dist.argmin(1)
-        if (new == labels).all() and _ > 0:
+    norms = (f**2).sum(1)[:, None]
+    for step in range(steps):
+        new = (norms - 2 * f @ c.T + (c**2).sum(1)[None, :]).argmin(1)
+        if step > 0 and (new == labels).all():
             break
         labels = new
-        for j in range(k):
-            members = labels == j
-            if members.any():
-                c[j] = f[members].mean(0)
+        count = np.bincount(labels, minlength=k)
+        sums = np.stack([np.bincount(labels, weights=column, minlength=k) for column in f.T], axis=1)
+        c[count > 0] = sums[count > 0] / count[count > 0, None]  # each group's mean; an empty group keeps its centre
     return labels
