@@ -108,7 +108,10 @@ def signal_quality(leads: dict[str, np.ndarray], fs: float) -> dict:
     """The quality of every lead: ``{"window_s", "codes": {lead: per-window codes (lead_quality)},
     "unreadable": {lead: [(start_s, end_s), …]}, "artefact": [{start_s, end_s, leads}]}``; an artefact
     episode's ``leads`` maps each lead to why it is unreadable there (the reason of most of its windows)."""
-    measured = {name: lead_quality(x, fs) for name, x in leads.items()}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, len(leads))) as pool:  # scipy's filters and numpy release the GIL
+        measured = dict(zip(leads, pool.map(lambda x: lead_quality(x, fs), leads.values()), strict=True))
     n = min((len(c) for c, _ in measured.values()), default=0)
     codes = {name: c[:n].copy() for name, (c, _) in measured.items()}
     seeing = {name: (c[:n] == 0) & ~q[:n] for name, (c, q) in measured.items()}  # readable and not quiet
