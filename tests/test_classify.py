@@ -136,7 +136,7 @@ def test_forest_as_tensors_predicts_what_lightgbm_predicts():
     from beatflow.classify.trees import forest, probabilities
 
     booster = model.load()[0]
-    f = forest(booster)
+    f = forest(booster.model_to_string())
     rng = np.random.default_rng(0)
     rows = rng.standard_normal((300, len(features.NAMES))).astype(np.float32)
     rows[rng.random(rows.shape) < 0.1] = np.nan

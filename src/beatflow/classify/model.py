@@ -52,7 +52,7 @@ def forest(path: Path = MODEL_FILE):
     """The classifier file's booster as tensors (:mod:`beatflow.classify.trees`), for the GPU."""
     from beatflow.classify.trees import forest
 
-    return forest(load(path)[0])
+    return forest(load(path)[0].model_to_string())
 
 
 def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray:
@@ -64,7 +64,9 @@ def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray
         from beatflow.classify.trees import forest as as_forest
         from beatflow.classify.trees import probabilities as forest_probabilities
 
-        return forest_probabilities(forest() if booster is None else as_forest(booster), features, device)
+        return forest_probabilities(
+            forest() if booster is None else as_forest(booster.model_to_string()), features, device
+        )
     booster = booster if booster is not None else load()[0]
     # num_threads 0: OpenMP's default, which a warm worker caps at the job's threads (threadpoolctl)
     return np.asarray(booster.predict(features, num_threads=0)).reshape(len(features), len(CLASSES))

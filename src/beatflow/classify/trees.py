@@ -2,7 +2,8 @@
 
 LightGBM's pip wheels predict on the CPU only, and the GPU forest predictors (cuML's FIL) are not among
 beatflow's dependencies; a booster of 1,200 trees of at most 15 leaves is a few gathers per tree level, so it is
-evaluated here: each tree flattened into arrays (leaves point to themselves), every beat walked down every tree
+evaluated here: each tree read from the booster's text format into arrays (leaves point to themselves), every
+beat walked down every tree
 for as many steps as the deepest tree, in float64, with LightGBM's rules for a numerical split
 (``value <= threshold`` goes left; a NaN goes the ``default_left`` way where the split learnt missing values,
 else it counts as 0). The result equals ``Booster.predict`` to rounding (``tests/test_classify.py``).
@@ -14,7 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ARRAYS = ("feature", "threshold", "nan_default", "nan_left", "left", "right", "value")
+ARRAY_TYPES = {
+    "feature": np.int64,
+    "threshold": np.float64,
+    "nan_default": bool,
+    "nan_left": bool,
+    "left": np.int64,
+    "right": np.int64,
+    "value": np.float64,
+}
 BEATS_PER_STEP = 16384  # beats walked down the forest at a time: [beats, trees] int64 node indices each
 
 
@@ -33,56 +42,41 @@ class Forest:
     classes: int
 
 
-def _flatten(root: dict) -> tuple[list[dict], int]:
-    """A tree's nodes in one list (children as list indices, a leaf its own child) and its depth."""
-    nodes: list[dict] = []
-
-    def visit(node: dict, level: int) -> tuple[int, int]:
-        index = len(nodes)
-        nodes.append({})
-        if "split_index" not in node:
-            nodes[index] = {"left": index, "right": index, "value": node["leaf_value"]}
-            return index, level
-        if node["decision_type"] != "<=" or node["missing_type"] == "Zero":
-            raise ValueError(f"a split of kind {node['decision_type']!r}, {node['missing_type']!r} is not supported")
-        left, deep_left = visit(node["left_child"], level + 1)
-        right, deep_right = visit(node["right_child"], level + 1)
-        nodes[index] = {
-            "feature": node["split_feature"],
-            "threshold": float(node["threshold"]),
-            "nan_default": node["missing_type"] == "NaN",
-            "nan_left": node["default_left"],
-            "left": left,
-            "right": right,
-        }
-        return index, max(deep_left, deep_right)
-
-    return nodes, visit(root, 0)[1]
+def _fields(block: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
 
 
-def forest(booster) -> Forest:
-    """``booster`` (a LightGBM multiclass booster of numerical splits) as a :class:`Forest`."""
-    dump = booster.dump_model()
-    trees = [_flatten(info["tree_structure"]) for info in dump["tree_info"]]
-    width = max(len(nodes) for nodes, _ in trees)
-
-    def column(key: str, default, dtype) -> np.ndarray:
-        out = np.full((len(trees), width), default, dtype=dtype)
-        for t, (nodes, _) in enumerate(trees):
-            out[t, : len(nodes)] = [node.get(key, default) for node in nodes]
-        return out
-
-    return Forest(
-        feature=column("feature", 0, np.int64),
-        threshold=column("threshold", np.inf, np.float64),
-        nan_default=column("nan_default", False, bool),
-        nan_left=column("nan_left", False, bool),
-        left=column("left", 0, np.int64),
-        right=column("right", 0, np.int64),
-        value=column("value", 0.0, np.float64),
-        depth=max(depth for _, depth in trees),
-        classes=dump["num_class"],
-    )
+def forest(model_text: str) -> Forest:
+    """The trees of a LightGBM multiclass booster of numerical splits, from its text format
+    (``Booster.model_to_string()``: per tree its splits' ``split_feature``, ``threshold``, ``decision_type``
+    bits — 1 categorical, 2 default left, 4-8 the missing type: 0 none, 1 zero, 2 NaN — and children, a leaf
+    as ``~leaf``), as a :class:`Forest`: node ``i < leaves - 1`` is split ``i``, node ``leaves - 1 + j`` is
+    leaf ``j``."""
+    header, *blocks = model_text.split("\nTree=")
+    trees = [_fields(b) for b in blocks if "num_leaves=" in b.split("\n", 2)[1]]
+    width = max(2 * int(t["num_leaves"]) - 1 for t in trees)
+    arrays = {k: np.zeros((len(trees), width), dtype=d) for k, d in ARRAY_TYPES.items()}
+    arrays["threshold"][:] = np.inf
+    for row, t in enumerate(trees):
+        leaves = int(t["num_leaves"])
+        arrays["value"][row, leaves - 1 : 2 * leaves - 1] = np.array(t["leaf_value"].split(), dtype=np.float64)
+        arrays["left"][row], arrays["right"][row] = np.arange(width), np.arange(width)  # leaves point to themselves
+        if leaves == 1:
+            continue
+        decision = np.array(t["decision_type"].split(), dtype=np.int64)
+        if (decision & 1).any() or ((decision >> 2) & 3 == 1).any():
+            raise ValueError("a categorical split or zero-as-missing split is not supported")
+        splits = slice(0, leaves - 1)
+        arrays["feature"][row, splits] = np.array(t["split_feature"].split(), dtype=np.int64)
+        arrays["threshold"][row, splits] = np.array(t["threshold"].split(), dtype=np.float64)
+        arrays["nan_default"][row, splits] = (decision >> 2) & 3 == 2
+        arrays["nan_left"][row, splits] = (decision & 2) > 0
+        for side in ("left", "right"):
+            child = np.array(t[f"{side}_child"].split(), dtype=np.int64)
+            arrays[side][row, splits] = np.where(child >= 0, child, leaves - 1 + ~child)
+    classes = int(_fields(header)["num_class"])
+    # a tree of L leaves is at most L - 1 deep: that many steps bring every beat to its leaf
+    return Forest(**arrays, depth=max(int(t["num_leaves"]) for t in trees) - 1, classes=classes)
 
 
 def raw_scores(f: Forest, features, device) -> "torch.Tensor":  # noqa: F821
@@ -91,7 +85,7 @@ def raw_scores(f: Forest, features, device) -> "torch.Tensor":  # noqa: F821
     import torch
 
     x = torch.as_tensor(features, device=device).to(torch.float64)
-    arrays = {k: torch.as_tensor(getattr(f, k), device=device) for k in ARRAYS}
+    arrays = {k: torch.as_tensor(getattr(f, k), device=device) for k in ARRAY_TYPES}
     trees = torch.arange(f.feature.shape[0], device=device)[None, :]
     out = torch.zeros((len(x), f.classes), dtype=torch.float64, device=device)
     for start in range(0, len(x), BEATS_PER_STEP):
