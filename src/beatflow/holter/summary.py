@@ -250,10 +250,11 @@ def hrv(time_s, classes, valid, duration_s: float, analysed_s: float) -> dict:
         out["rmssd_ms"] = _num(np.sqrt(np.mean(d**2)))
         out["pnn50"] = _num(np.mean(d > 50.0), 4)
     n_seg = int(duration_s // SEGMENT_S)
-    seg = np.floor(time_s[1:] / SEGMENT_S).astype(np.int64)
+    kept = np.flatnonzero(nn)  # in time order, so each segment's intervals are one slice of them
+    bounds = np.searchsorted(np.floor(time_s[1:][kept] / SEGMENT_S), np.arange(n_seg + 1))
     means, sds = [], []
     for k in range(n_seg):
-        part = rr[nn & (seg == k)]
+        part = rr[kept[bounds[k] : bounds[k + 1]]]
         if len(part) >= 2:
             means.append(part.mean())
             sds.append(part.std(ddof=1))
@@ -430,22 +431,24 @@ def hourly_table(
     n_hours = int(np.ceil(duration_s / 3600.0)) if duration_s > 0 else 0
     if 0 < duration_s < 3600:
         notes.append("record shorter than an hour: the hourly table has one partial hour")
-    end_t = t[1:]
+    edges = 3600.0 * np.arange(n_hours + 1)
+    beat_at, rr_at = np.searchsorted(t, edges), np.searchsorted(t[1:], edges)  # t in time order: hours are slices
+    pause_hour = np.floor(np.array([p["start_s"] for p in pauses]) / 3600.0)
     for h in range(n_hours):
-        h0, h1 = 3600.0 * h, 3600.0 * (h + 1)
-        in_hour = (t >= h0) & (t < h1)
-        rr_h = rr[valid & (end_t >= h0) & (end_t < h1)] if len(rr) else rr
-        mins = [m["bpm"] for m in minutes if h0 <= m["start_s"] < h1 and _rated(m)]
+        h0, h1 = edges[h], edges[h + 1]
+        in_hour = c[beat_at[h] : beat_at[h + 1]]
+        rr_h = rr[rr_at[h] : rr_at[h + 1]][valid[rr_at[h] : rr_at[h + 1]]] if len(rr) else rr
+        mins = [m["bpm"] for m in minutes[60 * h : 60 * (h + 1)] if h0 <= m["start_s"] < h1 and _rated(m)]
         hourly.append(
             {
                 "start_s": h0,
-                "beats": int(in_hour.sum()),
+                "beats": len(in_hour),
                 "mean_bpm": _num(60.0 / rr_h.mean(), 1) if len(rr_h) else None,
                 "min_bpm": _num(min(mins), 1) if mins else None,
                 "max_bpm": _num(max(mins), 1) if mins else None,
-                "V": int((in_hour & (c == "V")).sum()),
-                "S": int((in_hour & (c == "S")).sum()),
-                "pauses": int(sum(h0 <= p["start_s"] < h1 for p in pauses)),
+                "V": int((in_hour == "V").sum()),
+                "S": int((in_hour == "S").sum()),
+                "pauses": int((pause_hour == h).sum()),
             }
         )
     return hourly
