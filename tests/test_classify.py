@@ -168,3 +168,17 @@ def test_gpu_classes_agree_with_the_cpu(gpu):
     )
     assert (cls_host == cls_gpu).mean() >= 0.995
     assert np.abs(p_host - p_gpu)[cls_host == cls_gpu].max() < 1e-3
+
+
+@pytest.mark.gpu
+def test_p_wave_check_reads_only_the_beats_windows_from_the_device(gpu):
+    """The AF detector's P-wave check on a lead in device memory (the GPU backend's score) gives the host's
+    figure; only the beats' windows are copied (the lead itself is never converted to numpy)."""
+    import cupy
+
+    from beatflow.holter.af import p_wave_consistency
+
+    leads, peaks = record(np.arange(1.0, 120.0, 0.8), np.full(149, "N"), 250.0)
+    host = p_wave_consistency(leads[0], 250.0, peaks / 250.0)
+    assert host is not None
+    assert p_wave_consistency(cupy.asarray(leads[0]), 250.0, peaks / 250.0) == pytest.approx(host, abs=1e-9)

@@ -105,8 +105,6 @@ def classify(
     """
     from beatflow.classify.features import beat_features
 
-    def leads() -> tuple[dict, float]:  # the P-wave check of a candidate AF episode, on the host
-        return {f"lead {i + 1}": np.asarray(x if xp is np else xp.asnumpy(x)) for i, x in enumerate(signals)}, fs
-
+    leads = {f"lead {i + 1}": x for i, x in enumerate(signals)}  # for the P-wave check of a candidate AF episode
     prob = probabilities(beat_features(signals, fs, peaks, xp), booster, device)
-    return decide(prob, np.asarray(peaks) / fs, leads)
+    return decide(prob, np.asarray(peaks) / fs, lambda: (leads, fs))

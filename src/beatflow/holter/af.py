@@ -58,6 +58,8 @@ per record (how these stages alone fare on DS1: ``docs/experiments.md``). What b
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from beatflow.dsp.filters import BUTTER_MIN_SAMPLES, butter_band_pass
@@ -363,6 +365,14 @@ def _p_wave(x: list, fs, t, supra, s: int, e: int, min_beats: int, default) -> f
     return max(values) if values else (-np.inf if default is None else default)
 
 
+def _windows(x, index: np.ndarray) -> np.ndarray:
+    """``x[index]`` as numpy: a lead on the GPU (cupy) gives only these samples to the host."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return x[cupy.asarray(index)].get()
+    return np.asarray(x)[index]
+
+
 def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beats: int = P_MIN_BEATS) -> float | None:
     """Mean correlation of each beat's pre-R stretch (:data:`P_WINDOW_S`) with the stretches' average; None
     with fewer than :data:`P_MIN_BEATS` beats. At most :data:`P_MAX_BEATS` beats, evenly spread, each read as
@@ -376,7 +386,7 @@ def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beat
         return None
     if len(samples) > P_MAX_BEATS:
         samples = samples[np.linspace(0, len(samples) - 1, P_MAX_BEATS).astype(np.int64)]
-    seg = np.asarray(x)[samples[:, None] + np.arange(-pre, post)[None, :]].astype(np.float64)
+    seg = _windows(x, samples[:, None] + np.arange(-pre, post)[None, :]).astype(np.float64)
     if len(seg) <= BUTTER_MIN_SAMPLES:  # as it has always been: so few beats are centred, not filtered (the
         seg = seg - np.median(seg)  # short-signal test counted the rows, not the samples); kept: same results
     else:
