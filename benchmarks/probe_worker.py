@@ -35,23 +35,32 @@ def parse_args(argv=None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def job(rule: str, record: str, inputs: dict, outputs: dict, log: Path, params: dict, cfg: dict):
+    """The rule's job as Snakemake hands it to the rule's script, and the script's ``main`` (as a warm worker
+    loads it)."""
+    import runpy
+
+    from snakemake.iocontainers import InputFiles, Log, OutputFiles, Params, ResourceList, Snakemake, Wildcards
+
+    from beatflow.stage import LOADED
+    from benchmarks.common import ROOT
+
+    smk = Snakemake(
+        *(InputFiles(fromdict=inputs), OutputFiles(fromdict=outputs), Params(fromdict=params)),
+        *(Wildcards(fromdict={"record": record}), 1, ResourceList(), Log([str(log)]), cfg, rule, None),
+    )
+    script = str(ROOT / "scripts" / f"{rule}.py")
+    return smk, runpy.run_path(script, init_globals={"snakemake": None}, run_name=LOADED)["main"]
+
+
 def ingested(csv: str, out: Path, cfg: dict) -> tuple[str, str]:
     """The record's signal.parquet (CPU ingest) in ``out``, and where segment writes beats.parquet."""
-    from beatflow.job import Files, Job
     from beatflow.stage import execute
 
     signal, beats = str(out / "signal.parquet"), str(out / "beats.parquet")
-    assert execute(
-        Job(
-            "ingest",
-            {"record": Path(csv).stem},
-            Files([csv]),
-            Files([signal]),
-            Files([str(out / "ingest.log")]),
-            {**csv_columns(csv), "path": csv, "ingest": cfg["ingest"]},
-            {**cfg, "device": "cpu"},
-        )
-    )
+    params = {**csv_columns(csv), "path": csv, "start": None, "ingest": cfg["ingest"]}
+    cpu = {**cfg, "device": "cpu"}
+    assert execute(*job("ingest", Path(csv).stem, {}, {"signal": signal}, out / "ingest.log", params, cpu))
     return signal, beats
 
 
@@ -65,25 +74,23 @@ def csv_columns(path: str) -> dict:
 
 
 def detect_jobs(signal: str, beats: str, out: Path, cfg: dict, record: str) -> list:
-    from beatflow.job import Files, Job
-
-    w = {"record": record}
+    inputs = {"signal": signal, "beats": beats}
     return [
-        Job(
+        job(
             "segment",
-            w,
-            Files([signal], {"signal": signal}),
-            Files([beats]),
-            Files([str(out / "segment.log")]),
+            record,
+            {"signal": signal},
+            {"beats": beats},
+            out / "segment.log",
             {"segment": cfg["segment"]},
             cfg,
         ),
-        Job(
+        job(
             "embed",
-            w,
-            Files([], {"signal": signal, "beats": beats}),
-            Files([str(out / "embedding.npy")]),
-            Files([str(out / "embed.log")]),
+            record,
+            inputs,
+            {"embedding": str(out / "embedding.npy")},
+            out / "embed.log",
             {"embed": cfg["embed"]},
             cfg,
         ),
@@ -91,9 +98,10 @@ def detect_jobs(signal: str, beats: str, out: Path, cfg: dict, record: str) -> l
 
 
 def probe(a: argparse.Namespace, out: Path) -> dict:
-    from beatflow.backend import release_memory, select_backend
+    from beatflow.backend import select_backend
     from beatflow.stage import execute
-    from beatflow.worker.groups import GROUPS, warm_up
+    from beatflow.worker.groups import GROUPS, warm_up_detect
+    from beatflow.worker.process import release_memory
 
     cfg = dict(config())
     signal, beats = ingested(a.csv, out, cfg)
@@ -101,17 +109,17 @@ def probe(a: argparse.Namespace, out: Path) -> dict:
     t0 = time.perf_counter()
     select_backend(a.device, needs=GROUPS["detect"].gpu_libraries)
     if a.mode == "warm":
-        warm_up("detect", cfg)
+        warm_up_detect(cfg)
     times = {"mode": a.mode, "device": a.device, "preload_s": round(time.perf_counter() - t0, 3)}
-    for i, job in enumerate(detect_jobs(signal, beats, out, cfg, Path(a.csv).stem) * 2):
+    for i, (smk, main) in enumerate(detect_jobs(signal, beats, out, cfg, Path(a.csv).stem) * 2):
         t0 = time.perf_counter()
         if i == 0 and a.profile:
             with cProfile.Profile() as prof:
-                assert execute(job)
+                assert execute(smk, main)
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
         else:
-            assert execute(job)
-        times.setdefault(job.rule + "_s", []).append(round(time.perf_counter() - t0, 3))
+            assert execute(smk, main)
+        times.setdefault(smk.rule + "_s", []).append(round(time.perf_counter() - t0, 3))
         release_memory()
     return times
 

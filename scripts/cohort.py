@@ -1,5 +1,21 @@
-"""Rule cohort: beatflow.rules.cohort (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+"""Rule cohort: one row per record, the evaluation and the figure, by :func:`beatflow.report.cohort.write_cohort`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from pathlib import Path
+
+    from beatflow.report.cohort import write_cohort
+
+    inp, out, par = smk.input, smk.output, smk.params
+    benchmarks = iter(inp.benchmarks)  # expand(): record-major, then stage
+    inputs = {
+        record: {"scores": scores, "signal": signal, "benchmarks": {s: next(benchmarks) for s in par.stages}}
+        for record, scores, signal in zip(par.records, inp.scores, inp.signals, strict=True)
+    }
+    evaluations = dict(zip(par.truth_records, inp.evaluations, strict=True))
+    write_cohort(par.records, inputs, out.summary, Path(out.png).with_suffix(""), evaluations, out.evaluation)
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,6 +1,14 @@
-"""Rule cohort_report: beatflow.rules.cohort_report (through beatflow.stage.run_rule, in a warm worker where
-the run has one)."""
+"""Rule cohort_report: the cohort page, by :func:`beatflow.report.pages.write_cohort_page`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from beatflow.report.pages import write_cohort_page
+
+    par = smk.params
+    evaluations = dict(zip(par.truth_records, smk.input.evaluations, strict=True))
+    write_cohort_page(smk.output.page, par.records, smk.input.holter, evaluations)
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,6 +1,13 @@
-"""Rule demo_record: beatflow.rules.demo_record (through beatflow.stage.run_rule, in a warm worker where the
-run has one)."""
+"""Rule demo_record: the synthetic demo record and its truth, by :func:`beatflow.synth.write_record`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from beatflow.synth import SynthSpec, write_record
+
+    par = smk.params
+    write_record(SynthSpec(duration_s=par.hours * 3600, fs=par.fs, seed=par.seed), smk.output.csv, smk.output.truth)
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,5 +1,15 @@
-"""Rule embed: beatflow.rules.embed (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+"""Rule embed: kept beats → embedding.npy, by :func:`beatflow.embed.rows.embed`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.embed.rows import EmbedParams, embed
+
+    backend = select_backend(smk.config["device"], needs=("kvikio", "numba.cuda"))
+    p = EmbedParams.from_config(smk.params.embed)
+    embed(smk.wildcards.record, dict(smk.input.items()), dict(smk.output.items()), p, backend)
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

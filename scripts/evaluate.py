@@ -1,5 +1,14 @@
-"""Rule evaluate: beatflow.rules.evaluate (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+"""Rule evaluate: the beats against the record's truth → evaluation.json, by
+:func:`beatflow.evaluate.write_evaluation`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from beatflow.evaluate import write_evaluation
+
+    inp = smk.input
+    write_evaluation(smk.wildcards.record, inp.truth, inp.scores, inp.signal, smk.output[0])
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,5 +1,19 @@
-"""Rule holter: beatflow.rules.holter (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+"""Rule holter: holter.json and beats.atr, by :func:`beatflow.holter.summary.write_holter`, and the heart-rate
+figure of the beats (:func:`beatflow.holter.summary.read_beats`), by
+:func:`beatflow.holter.figure.write_heart_rate_figure`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from pathlib import Path
+
+    from beatflow.holter.figure import write_heart_rate_figure
+    from beatflow.holter.summary import read_beats, write_holter
+
+    record, inp, out = smk.wildcards.record, smk.input, smk.output
+    summary = write_holter(record, inp.scores, inp.signal, out.summary, annotations_path=out.annotations)
+    write_heart_rate_figure(summary, Path(out.heart_rate_png).with_suffix(""), read_beats(record, inp.scores))
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

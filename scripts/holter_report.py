@@ -1,6 +1,17 @@
-"""Rule holter_report: beatflow.rules.holter_report (through beatflow.stage.run_rule, in a warm worker where
-the run has one)."""
+"""Rule holter_report: the record's page and event strips, by :func:`beatflow.report.pages.write_record_report`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from beatflow.report.pages import write_record_report
+
+    inp, out = smk.input, smk.output
+    evaluation = inp.evaluation[0] if inp.evaluation else None  # with truth only
+    record = smk.wildcards.record
+    write_record_report(
+        record, inp.holter, inp.scores, inp.signal, out.page, out.strips_png, out.strips_json, evaluation
+    )
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

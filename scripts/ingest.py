@@ -1,5 +1,16 @@
-"""Rule ingest: beatflow.rules.ingest (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+"""Rule ingest: a record's file → signal.parquet, by :func:`beatflow.io.ingest.ingest`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.io.ingest import IngestParams, ingest
+
+    par, backend = smk.params, select_backend(smk.config["device"], needs=("cudf",))
+    p = IngestParams.from_config(par.ingest)
+    outputs = {"signal": smk.output.signal}
+    ingest(smk.wildcards.record, {"path": par.path}, outputs, p, backend, fs=par.fs, leads=par.leads, start=par.start)
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,5 +1,14 @@
-"""Rule plot: beatflow.rules.plot (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+"""Rule plot: the record's figures in results/{record}/plots/, by :func:`beatflow.report.plots.plot`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from pathlib import Path
+
+    from beatflow.report.plots import plot
+
+    plot(smk.wildcards.record, dict(smk.input.items()), Path(smk.output.latent_html).parent)
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,5 +1,15 @@
-"""Rule score: beatflow.rules.score (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+"""Rule score: each beat's score and class → scores.parquet, latent.parquet, by :func:`beatflow.score.scores.score`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.score.scores import ScoreParams, score
+
+    backend = select_backend(smk.config["device"], needs=("kvikio", "torch"))
+    p = ScoreParams.from_config(smk.params.score)
+    score(smk.wildcards.record, dict(smk.input.items()), dict(smk.output.items()), p, backend)
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -1,5 +1,16 @@
-"""Rule segment: beatflow.rules.segment (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+"""Rule segment: signal.parquet → R peaks and beats.parquet, by :func:`beatflow.detect.segment.segment`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.detect.params import SegmentParams
+    from beatflow.detect.segment import segment
+
+    backend = select_backend(smk.config["device"], needs=("numba.cuda",))
+    p = SegmentParams.from_config(smk.params.segment)
+    segment(smk.wildcards.record, dict(smk.input.items()), dict(smk.output.items()), p, backend)
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

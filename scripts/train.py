@@ -1,5 +1,15 @@
-"""Rule train: beatflow.rules.train (through beatflow.stage.run_rule, in a warm worker where the run has one)."""
+"""Rule train: the embedded beats → the VAE in model.pt, by :func:`beatflow.learn.train.train`."""
 
-from beatflow.stage import run_rule
+from beatflow.stage import run
 
-run_rule(snakemake)  # noqa: F821 (injected by Snakemake)
+
+def main(smk):
+    from beatflow.backend import select_backend
+    from beatflow.learn.train import TrainParams, train
+
+    backend = select_backend(smk.config["device"], needs=("kvikio", "torch"))
+    p = TrainParams.from_config(smk.params.train)
+    train(smk.wildcards.record, dict(smk.input.items()), dict(smk.output.items()), p, backend)
+
+
+run(snakemake, main)  # noqa: F821 (injected by Snakemake)

@@ -62,9 +62,22 @@ def test_what_an_edit_reruns_is_the_rule_graph():
         assert listed == downstream(graph, rule), section
 
 
-def test_the_slurm_table_names_the_gpu_rules():
+def test_the_gpu_rules_agree_everywhere():
+    """beatflow.gpus.GPU_STAGES is the GPU rules' one home: the rules that declare ``gpu=1``, the SLURM
+    profiles' (which read it) and config/README's SLURM table must name the same rules."""
+    import yte
+
+    declared = set()
+    for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
+        for rule, body in re.findall(r"^rule (\w+):(.*?)(?=^rule |\Z)", smk.read_text(), re.S | re.M):
+            if re.search(r"^\s+resources:\s*\n\s+gpu=1,", body, re.M):
+                declared.add(rule)
+    assert declared == set(GPU_STAGES)
+    for profile in ("workflow/profiles/slurm", "tests/slurm/ci"):
+        resources = yte.process_yaml((ROOT / profile / "config.yaml").read_text())["set-resources"]
+        assert {rule for rule, asked in resources.items() if asked.get("gpu") == 1} == declared, profile
     row = re.search(r"^\| ([\w, ]+) \| `-p <GPU partition> --gpus=1`", README.read_text(), re.M)
-    assert row and {name.strip() for name in row.group(1).split(",")} == set(GPU_STAGES)
+    assert row and {name.strip() for name in row.group(1).split(",")} == declared
 
 
 def test_every_config_key_has_its_row():

@@ -6,19 +6,16 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 
 import pytest
-from test_worker import gone_within, hung_job, rule_script
+from test_worker import gone_within, hung_job, rule_script, start_owner
 
 from beatflow import gpus
 from beatflow.gpus import claim
-from beatflow.worker.protocol import Run
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="flock and the warm workers are Linux's")
 
@@ -126,8 +123,7 @@ def test_the_gpu_resource_counts_gpu_jobs_on_a_local_run(monkeypatch, device, vi
 
 
 def gpu_job(tmp_path, name):
-    job, _ = hung_job(tmp_path, name)
-    return replace(job, gpus=1, config={"device": "auto"})  # auto: no GPU here, so the CPU, on the claimed device
+    return hung_job(tmp_path, name, gpu=1, config={"device": "auto"})[0]  # auto: no GPU here, so the CPU
 
 
 def started_on(log, timeout_s=60.0) -> str:
@@ -153,11 +149,8 @@ def test_jobs_in_their_own_processes_run_on_different_devices(tmp_path, monkeypa
 
 
 def test_jobs_in_warm_workers_run_on_their_devices_workers(tmp_path, monkeypatch):
-    owner = subprocess.Popen(["sleep", "600"])
-    monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("BEATFLOW_GPUS", "0,1")
-    monkeypatch.setenv("BEATFLOW_WORKER_RUN", Run(owner.pid, secrets.token_hex(16)).environment())
-    monkeypatch.delenv("BEATFLOW_WORKER", raising=False)
+    owner = start_owner(tmp_path, monkeypatch)
     scripts = [rule_script(gpu_job(tmp_path, name)) for name in ("a", "b")]
     workers = []
     try:

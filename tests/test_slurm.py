@@ -19,6 +19,8 @@ import pytest
 from conftest import ROOT, copy_project
 from contracts import check_record
 
+from beatflow.gpus import GPU_STAGES
+
 CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
 STATE = Path(os.environ.get("BEATFLOW_SLURM_STATE", "/tmp/beatflow-slurm"))
 PROFILES = ("--profile", "workflow/profiles/slurm", "--profile", "tests/slurm/ci")
@@ -27,7 +29,7 @@ LEADS = ["MLII", "V1"]
 FS = 250.0
 DURATION_S = 180
 EPOCHS = 3
-GPU_RULES = {"ingest", "segment", "embed", "train", "score"}
+GPU_RULES = set(GPU_STAGES)
 CPU_RULES = {"plot", "holter", "holter_report", "evaluate"}
 GPU_LIBRARIES = ("cupy", "cudf", "kvikio", "rmm", "torch", "numba.cuda")
 # The records' anomaly scores against their truth (contracts.check_evaluation): floors below what the CPU

@@ -17,7 +17,7 @@ from beatflow.errors import BackendError
 log = logging.getLogger("beatflow")
 
 DEVICE_ENV = "BEATFLOW_DEVICE"  # overrides the config's device
-RMM_POOL_START = 2**30  # bytes; RMM's default, half the GPU, is held for a warm worker's life
+RMM_POOL_START = 2**30  # bytes; RMM's default, half the GPU, is held for the process's life
 CUDA_THREADS = 256  # threads per block of beatflow's Numba CUDA kernels
 
 
@@ -122,7 +122,7 @@ def _share_memory(manager: str) -> None:
     Where torch runs (train, score; no stage uses cuDF and torch together), torch's caching allocator, which
     CuPy then allocates from (kvikio reads land in it): CUDA-graph capture needs its graph-private pools, which
     an RMM-backed torch allocator does not provide. Elsewhere (segment, embed) CuPy's own pool, without
-    importing RMM. A warm worker (beatflow.worker) serves one group of these stages, so its manager is theirs."""
+    importing RMM."""
     import cupy
 
     if getattr(_share_memory, "manager", None):
@@ -136,20 +136,6 @@ def _share_memory(manager: str) -> None:
     elif manager == "torch":
         cupy.cuda.set_allocator(_torch_allocation)
     _share_memory.manager = manager  # "cupy": CuPy's own pool as it is
-
-
-def release_memory() -> None:
-    """Give the device memory cached by CuPy's and torch's pools back to the driver (the warm worker, between
-    jobs, so that an idle worker holds only its CUDA context)."""
-    import gc
-    import sys
-
-    gc.collect()
-    if "cupy" in sys.modules:
-        sys.modules["cupy"].get_default_memory_pool().free_all_blocks()
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_initialized():
-        torch.cuda.empty_cache()
 
 
 def _torch_allocation(size: int):

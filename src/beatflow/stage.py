@@ -1,6 +1,6 @@
-"""Run one job: a rule's script (:func:`run_rule`) claims its GPU where a run has several and hands the job to
-a warm worker where the run has them; the job's stage runs here or in the worker (:func:`execute`), logging to
-the rule's log file and ending a :class:`BeatflowError` with its one-line message."""
+"""Where a rule's script hands its work over: :func:`run` sends the job to a warm worker of this Snakemake run
+where it has them (:mod:`beatflow.worker`, imported only then), else runs it here (:func:`execute`), logging to
+the rule's log file and ending a :class:`~beatflow.errors.BeatflowError` with its one-line message."""
 
 from __future__ import annotations
 
@@ -10,56 +10,54 @@ import sys
 import time
 
 from beatflow.errors import BeatflowError
-from beatflow.job import Job
-from beatflow.worker_env import WORKER_RUN_ENV, workers_wanted
 
 log = logging.getLogger("beatflow")
+WORKER_SWITCH_ENV = "BEATFLOW_WORKER"  # "off": every job runs in its own process
+WORKER_RUN_ENV = "BEATFLOW_WORKER_RUN"  # this run's identity, set in onstart where its jobs go to warm workers
+LOADED = "beatflow.script"  # the module name under which a warm worker loads a rule's script
 
 
-def run_rule(smk) -> None:
-    """The body of every rule script: run the job (:func:`run_job`), exit 1 when it failed."""
-    if not run_job(Job.from_snakemake(smk)):
-        sys.exit(1)
+def workers_wanted() -> bool:
+    """Whether the user lets jobs go to warm workers (Linux only: they read /proc)."""
+    switch = os.environ.get(WORKER_SWITCH_ENV, "on").lower()
+    return sys.platform == "linux" and switch not in ("off", "0", "false", "no")
 
 
-def run_job(job: Job) -> bool:
-    """Hand ``job`` to a warm worker of this run where there is one (:mod:`beatflow.worker.client`, imported
-    only then), else run it here; whether it succeeded."""
-    age_s = process_age_s()
-    device = _claim_device(job)
+def run(smk, main) -> None:
+    """The last line of every rule script: run the job, in a warm worker of this run or here; exit 1 when it
+    failed. A warm worker that loads the script gets ``main`` and calls it itself.
+
+    Parameters
+    ----------
+    smk : Snakemake's ``snakemake`` object of the job.
+    main : the script's function of ``smk`` that calls the rule's stage.
+    """
+    if main.__module__ == LOADED:
+        return
+    age_s, device = process_age_s(), claim_device(smk)
+    if smk.log:
+        open(smk.log[0], "w").close()  # the job's log starts empty; whoever runs the job appends
     ok, note = None, None
     if os.environ.get(WORKER_RUN_ENV) and workers_wanted():
         from beatflow.worker.client import submit
 
-        ok, note = submit(job, age_s, device)
+        ok, note = submit(smk, main, age_s, device)
     if ok is None:
-        ok = execute(job, where=f"; GPU device {device}" if device else "", note=note)
-    return ok
+        ok = execute(smk, main, where=f"; GPU device {device}" if device else "", note=note)
+    if not ok:
+        sys.exit(1)
 
 
-def _claim_device(job: Job) -> str | None:
+def claim_device(smk) -> str | None:
     """For a GPU job of a run with several devices: the device this process now holds for the job's life
     (:mod:`beatflow.gpus`), also set as ``CUDA_VISIBLE_DEVICES`` for a run here; else None."""
     from beatflow.gpus import claim, run_devices, run_jobs_per_device
 
-    devices = run_devices() if job.gpus and job.device != "cpu" else []
+    devices = run_devices() if smk.resources.get("gpu", 0) and smk.config.get("device") != "cpu" else []
     if len(devices) < 2:  # none, or one: nothing to choose
         return None
-    held = claim(devices, per_device=run_jobs_per_device())
-    os.environ["CUDA_VISIBLE_DEVICES"] = held.device
-    return held.device
-
-
-def setup_logging(log_path: str | None = None, echo: logging.Handler | None = None, append: bool = False) -> None:
-    """Log to ``echo`` (stderr by default) and, when given, to the rule's ``log:`` file."""
-    handlers: list[logging.Handler] = [echo or logging.StreamHandler(sys.stderr)]
-    if log_path:
-        handlers.append(logging.FileHandler(log_path, mode="a" if append else "w"))
-    logging.basicConfig(
-        level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True
-    )
-    logging.captureWarnings(True)
-    log.setLevel(logging.INFO)  # beatflow's own progress; libraries stay at WARNING
+    os.environ["CUDA_VISIBLE_DEVICES"] = device = claim(devices, per_device=run_jobs_per_device()).device
+    return device
 
 
 def process_age_s() -> float:
@@ -72,35 +70,34 @@ def process_age_s() -> float:
         return float("nan")
 
 
-def execute(
-    job: Job,
-    echo: logging.Handler | None = None,
-    client: tuple[int, float] | None = None,
-    where: str = "",
-    note: str | None = None,
-) -> bool:
-    """Run ``job``'s stage here; False (after logging the message) when it raised a :class:`BeatflowError`.
+def execute(smk, main, client: tuple[int, float] | None = None, where: str = "", note: str | None = None) -> bool:
+    """Run ``main(smk)`` here; False (after logging the message) when it raised a :class:`BeatflowError`.
 
     Parameters
     ----------
-    echo : where the log lines go besides the rule's log file (stderr by default).
-    client : the rule process's pid and age when a warm worker runs the job.
-    where : names the warm worker in the start line (``benchmarks/run_workflow.py`` parses it).
-    note : why the job runs here after a warm worker did not run it; logged first, after what the rule's
-        log already holds.
+    smk, main : as for :func:`run`.
+    client : the rule process's pid and age when a warm worker runs the job (its log then goes to the rule's
+        log file only, which the rule's process echoes).
+    where : names the warm worker or the GPU device in the start line (``benchmarks/`` parses it).
+    note : why the job runs here after a warm worker did not run it; logged first.
     """
-    from beatflow.rules import RULES
-
-    setup_logging(job.log[0] if len(job.log) else None, echo, append=note is not None)
+    handlers: list[logging.Handler] = [] if client else [logging.StreamHandler(sys.stderr)]
+    handlers += [logging.FileHandler(smk.log[0], mode="a")] if smk.log else []
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True
+    )
+    logging.captureWarnings(True)
+    log.setLevel(logging.INFO)  # beatflow's own progress; libraries stay at WARNING
     if note:
         log.warning("%s", note)
     pid, age = client or (os.getpid(), process_age_s())
-    log.info("%s %s: start (pid %d, %.2f s after the process started%s)", job.rule, job.record, pid, age, where)
+    record = smk.wildcards.get("record", "")
+    log.info("%s %s: start (pid %d, %.2f s after the process started%s)", smk.rule, record, pid, age, where)
     t0 = time.perf_counter()
     try:
-        RULES[job.rule](job)
+        main(smk)
     except BeatflowError as exc:
-        log.error("%s failed: %s", job.rule, exc)
+        log.error("%s failed: %s", smk.rule, exc)
         return False
-    log.info("%s %s: done in %.2f s", job.rule, job.record, time.perf_counter() - t0)
+    log.info("%s %s: done in %.2f s", smk.rule, record, time.perf_counter() - t0)
     return True

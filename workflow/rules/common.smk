@@ -20,76 +20,25 @@ from beatflow.io.sheet import RECORD_NAME, rule_names, sheet_problems
 from beatflow.io.sheet import columns as sheet_columns
 
 
-# Warm workers (beatflow.worker, docs/design.md): on a local run, each job hands its stage to a long-lived
-# process of this Snakemake run, so imports and the CUDA context are paid once per run, not once per job.
-# Cluster jobs, --sdm, --touch and BEATFLOW_WORKER=off run each job in its own process. The run's identity is
-# made in onstart, where Snakemake knows its executor; a job's own Snakemake process keeps its run's.
-from beatflow.worker_env import WORKER_RUN_ENV, workers_wanted
+# How a local run executes (beatflow.worker.session): its GPU jobs share each device (beatflow.gpus) and its
+# device is decided once, when this is parsed; in onstart, only when there are jobs to run, its warm workers
+# start loading their libraries while the first job is scheduled. Imports nothing GPU.
+from beatflow.gpus import GPU_STAGES, run_cores, run_devices
+from beatflow.worker import session
 
-if not workflow.subprocess_exec:
-    os.environ.pop(WORKER_RUN_ENV, None)
+session.configure(workflow, config["device"])
 
-
-# A local run's GPU jobs share each device (a few at once where its memory allows) and claim one where there
-# are several; on the CPU they hold no GPU (beatflow.gpus). Local: no --jobs (Snakemake's own test for a
-# cluster or cloud submission; the executor itself is known only in onstart), and not a job's own Snakemake.
-from beatflow.backend import DEVICE_ENV, run_device
-from beatflow.errors import BackendError
-from beatflow.gpus import GPU_STAGES, run_cores, run_devices, share_devices
-
-GPU_SHARING = None
-local_run = workflow.global_resources["_nodes"].value is None
-if local_run and not workflow.remote_exec and not workflow.subprocess_exec:
-    GPU_SHARING = share_devices(workflow, config["device"])
-    # the run's device, once: device: gpu without a GPU refused before any job; auto without one warned
-    # here, and its jobs (warm workers too) told by the environment that they run on the CPU
-    try:
-        RUN_DEVICE = run_device(config["device"], run_devices())
-    except BackendError as exc:
-        raise WorkflowError(str(exc)) from None
-    if RUN_DEVICE != os.environ.get(DEVICE_ENV, config["device"]):
-        logger.warning("beatflow: device: auto found no usable GPU (no CUDA device visible); running on the CPU")
-        os.environ[DEVICE_ENV] = RUN_DEVICE
 
 # Snakemake's job priorities: the GPU stages' jobs go before the report stages' when both are ready (they
 # feed the device and every later stage of their record, while report jobs only end a record), and a later
 # GPU stage before an earlier one, so that records go through the device one after another and their report
 # jobs start while it works on the others.
-
-
 def gpu_stage_priority(rule):
     return 1 + GPU_STAGES.index(rule)
 
 
 onstart:
-    # only when there are jobs to run: the workers load their libraries while the first job is scheduled
-    if GPU_SHARING:
-        logger.info(f"beatflow: {GPU_SHARING}")
-    if workers_wanted():
-        from beatflow.worker.client import start_workers
-        from beatflow.worker.session import open_run
-
-        if open_run(workflow) is None:
-            start_workers(config, workflow.cores, len(RECORDS))
-
-
-def cancel_schedule_reevaluations():
-    """Snakemake's job rate limiter (--max-jobs-per-timespan, 100/1s by default) leaves a one-second
-    threading.Timer after every scheduling round, to schedule again; the interpreter waits for the last one
-    before it exits. Once the run has ended there is nothing left to schedule: cancel them."""
-    import threading
-
-    for thread in threading.enumerate():
-        if isinstance(thread, threading.Timer) and "_schedule_reevalutation" in thread.function.__qualname__:
-            thread.cancel()
-
-
-onsuccess:
-    cancel_schedule_reevaluations()
-
-
-onerror:
-    cancel_schedule_reevaluations()
+    session.start(workflow, config, len(RECORDS))
 
 
 wildcard_constraints:

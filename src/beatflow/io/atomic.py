@@ -4,13 +4,9 @@ that looks complete; the next write of the artifact removes what a killed writer
 import contextlib
 import os
 import re
-import threading
 from pathlib import Path
 
 from beatflow.errors import BeatflowError, is_disk_full
-
-_RENAMING = threading.Lock()  # held while a temporary file is renamed into place
-_PENDING: set[Path] = set()  # temporary files of this process not yet renamed or removed
 
 
 def temporary_path(path: Path, pid: int) -> Path:
@@ -36,27 +32,12 @@ def atomic_path(path):
     path.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale(path)
     tmp = temporary_path(path, os.getpid())
-    with _RENAMING:
-        _PENDING.add(tmp)
     try:
         yield tmp
-        with _RENAMING:
-            os.replace(tmp, path)
+        os.replace(tmp, path)
     except OSError as exc:
         if is_disk_full(exc):
             raise BeatflowError(f"no space left on device while writing it ({exc})", path=str(path)) from exc
         raise
     finally:
-        with _RENAMING:
-            tmp.unlink(missing_ok=True)
-            _PENDING.discard(tmp)
-
-
-def abandon_pending() -> list[Path]:
-    """Remove this process's temporary files and block every later rename, for a process about to exit
-    while another thread may still be writing (a warm worker whose job was cancelled). Returns what it removed."""
-    _RENAMING.acquire()  # never released: no artifact is renamed into place after this
-    removed = sorted(_PENDING)
-    for tmp in removed:
         tmp.unlink(missing_ok=True)
-    return removed

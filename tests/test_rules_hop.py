@@ -1,0 +1,80 @@
+"""From a rule to the function that does its work in one hop: every rule with a script names
+``scripts/<rule>.py``, whose ``main(snakemake)`` imports the rule's stage functions from the science packages
+and calls them, and whose only other statement hands ``main`` to :func:`beatflow.stage.run` (here or in a warm
+worker). And the science packages never import the execution layer."""
+
+import ast
+import importlib
+import inspect
+import re
+import runpy
+
+import pytest
+from conftest import ROOT
+
+from beatflow.stage import LOADED
+
+EXECUTION = ("beatflow.stage", "beatflow.worker", "beatflow.gpus")
+SETUP = ("beatflow.backend",)  # what a script uses besides its stage: the backend it runs on
+
+
+def scripts() -> dict[str, str]:
+    """Rule → the script its ``script:`` directive names (relative to the repository)."""
+    found = {}
+    for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
+        for rule, body in re.findall(r"^rule (\w+):(.*?)(?=^rule |\Z)", smk.read_text(), re.S | re.M):
+            if script := re.search(r'^\s+script:\s+"([^"]+)"', body, re.M):
+                found[rule] = str((smk.parent / script.group(1)).resolve().relative_to(ROOT))
+    return found
+
+
+def stage_functions(script) -> list:
+    """The functions from beatflow's science packages that the script's ``main`` calls by name."""
+    tree = ast.parse(script.read_text())
+    main = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "main")
+    imported = {
+        alias.asname or alias.name: (node.module, alias.name)
+        for node in ast.walk(main)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    calls = [node.func.id for node in ast.walk(main) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)]
+    found = [getattr(importlib.import_module(imported[n][0]), imported[n][1]) for n in calls if n in imported]
+    return [f for f in found if inspect.isfunction(f) and f.__module__.startswith("beatflow.")]
+
+
+def test_the_workflow_has_its_scripted_rules():
+    assert set(scripts()) >= {"ingest", "segment", "embed", "train", "score", "plot", "holter", "evaluate"}
+
+
+@pytest.mark.parametrize("rule", sorted(scripts()))
+def test_a_rule_reaches_its_stage_in_one_hop(rule):
+    from beatflow.worker.groups import GROUPS, group_of
+
+    assert scripts()[rule] == f"scripts/{rule}.py"  # a warm worker loads the rule's script by this name
+    script = ROOT / scripts()[rule]
+    body = ast.parse(script.read_text()).body
+    assert [type(node).__name__ for node in body] == ["Expr", "ImportFrom", "FunctionDef", "Expr"]  # docstring first
+    assert ast.unparse(body[1]) == "from beatflow.stage import run"
+    assert ast.unparse(body[3]) == "run(snakemake, main)"
+    stages = [f for f in stage_functions(script) if not f.__module__.startswith(EXECUTION + SETUP)]
+    assert stages, f"{rule}: main calls no function of a science package"
+    for function in stages:  # the science entry points: public, documented, and named in the script's docstring
+        assert not function.__name__.startswith("_") and function.__doc__, function
+        assert f"{function.__module__}.{function.__name__}" in ast.get_docstring(ast.parse(script.read_text()))
+    main = runpy.run_path(str(script), init_globals={"snakemake": None}, run_name=LOADED)["main"]
+    assert group_of(main) in GROUPS
+    owners = [name for name, g in GROUPS.items() for f in stages if f.__module__.startswith(g.packages)]
+    assert len(set(owners)) == 1, f"{rule}: its stages belong to {owners}"
+
+
+def test_no_science_module_imports_the_execution_layer():
+    src = ROOT / "src" / "beatflow"
+    for path in sorted(src.rglob("*.py")):
+        module = ".".join(path.relative_to(src.parent).with_suffix("").parts)
+        if module.startswith(EXECUTION):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            assert not any(name.startswith(EXECUTION) for name in names), f"{module} imports {names}"
