@@ -617,3 +617,23 @@ def test_beats_atr_round_trip(tmp_path):
     assert list(ann.sample) == [90, 360, 400, 700, 1000, 1080, 1300]
     assert [a for a in ann.aux_note if a] == ["(AFIB", "(N"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["beats.atr"]  # nothing temporary left
+
+
+@pytest.mark.parametrize("stated_fs, expect_note", [(250.0, False), (1000.0, True)])
+def test_a_summary_at_a_wrong_sampling_rate_says_so(tmp_path, stated_fs, expect_note):
+    """A record whose sheet states 1000 Hz for a 250 Hz recording: its beats come at 300 bpm with 10 ms QRS
+    complexes, and ``holter.json``'s notes say the sampling rate is implausible (the segment stage's check);
+    at the right rate, no such note."""
+    from beatflow.holter.summary import summarise
+    from beatflow.io.tables import write_signal
+
+    times = np.arange(1.0, 119.0, 0.8)
+    x, _ = synthetic_ecg(times)
+    write_signal({"MLII": x.astype(np.float32)}, stated_fs, tmp_path / "signal.parquet", gpu=False)
+    stated_times = times * 250.0 / stated_fs
+    pd.DataFrame({"time_s": stated_times, "class": "N"}).to_parquet(tmp_path / "scores.parquet")
+    notes = summarise("r", tmp_path / "scores.parquet", tmp_path / "signal.parquet")["notes"]
+    flagged = [n for n in notes if "sampling rate" in n]
+    assert bool(flagged) == expect_note
+    if expect_note:
+        assert "300 bpm" in flagged[0] and f"{stated_fs:g} Hz" in flagged[0]

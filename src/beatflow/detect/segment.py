@@ -223,20 +223,26 @@ def segment(record: str, inputs: dict, outputs: dict, p: SegmentParams, backend,
     warn_if_implausible(record, x, peaks, fs, backend)
 
 
-def warn_if_implausible(record: str, x, peaks: np.ndarray, fs: float, backend) -> None:
-    """Log a warning where the median RR or QRS width is outside :data:`PLAUSIBLE_RR_S` or
-    :data:`PLAUSIBLE_QRS_S` (a wrong sampling rate, most likely)."""
+def implausible_rate(x, peaks: np.ndarray, fs: float, backend) -> str | None:
+    """What is wrong where the median RR or QRS width is outside :data:`PLAUSIBLE_RR_S` or
+    :data:`PLAUSIBLE_QRS_S` (a wrong sampling rate, most likely); None where both are plausible or there are
+    too few beats to tell."""
+    if len(peaks) < 3:
+        return None
     rr_s, qrs_s = float(np.median(np.diff(peaks))) / fs, qrs_width_s(x, peaks, fs, backend)
-    if not (PLAUSIBLE_RR_S[0] <= rr_s <= PLAUSIBLE_RR_S[1] and PLAUSIBLE_QRS_S[0] <= qrs_s <= PLAUSIBLE_QRS_S[1]):
-        log.warning(
-            "segment %s: median RR %.3f s (%.0f bpm) and median QRS width %.0f ms are implausible at the stated "
-            "%g Hz: is the record's sampling rate right?",
-            record,
-            rr_s,
-            60 / rr_s,
-            1000 * qrs_s,
-            fs,
-        )
+    if PLAUSIBLE_RR_S[0] <= rr_s <= PLAUSIBLE_RR_S[1] and PLAUSIBLE_QRS_S[0] <= qrs_s <= PLAUSIBLE_QRS_S[1]:
+        return None
+    return (
+        f"median RR {rr_s:.3f} s ({60 / rr_s:.0f} bpm) and median QRS width {1000 * qrs_s:.0f} ms are implausible "
+        f"at the stated {fs:g} Hz: is the record's sampling rate right?"
+    )
+
+
+def warn_if_implausible(record: str, x, peaks: np.ndarray, fs: float, backend) -> None:
+    """Log :func:`implausible_rate`'s warning, if any."""
+    problem = implausible_rate(x, peaks, fs, backend)
+    if problem:
+        log.warning("segment %s: %s", record, problem)
 
 
 def qrs_width_s(x, peaks: np.ndarray, fs: float, backend) -> float:

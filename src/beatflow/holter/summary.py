@@ -647,16 +647,32 @@ def summarise(record: str, scores_path, signal_path, excluded=()) -> dict:
     from beatflow.io.tables import signal_start
 
     time_s, classes = read_beats(record, scores_path)
-    start = signal_start(signal_path)
-    return summary_from_beats(
+    start, signal = signal_start(signal_path), read_leads(signal_path)
+    summary = summary_from_beats(
         record,
         time_s,
         classes,
         record_duration_s(signal_path),
         excluded=excluded,
-        signal=read_leads(signal_path),
+        signal=signal,
         start=None if start is None else start.isoformat(),
     )
+    summary["notes"].extend(rate_notes(signal, time_s))
+    return summary
+
+
+def rate_notes(signal, time_s) -> list[str]:
+    """The segment stage's sampling-rate check (:func:`beatflow.detect.segment.implausible_rate`) on the first
+    lead, as a note: a summary built on a wrong ``fs`` says so."""
+    from beatflow.backend import select_backend
+    from beatflow.detect.segment import implausible_rate
+
+    leads, fs = signal()
+    if not leads:
+        return []
+    peaks = np.round(np.sort(np.asarray(time_s, dtype=np.float64)) * fs).astype(np.int64)
+    problem = implausible_rate(next(iter(leads.values())), peaks, fs, select_backend("cpu"))
+    return [problem] if problem else []
 
 
 def write_json(summary: dict, out_path) -> None:
