@@ -14,6 +14,7 @@
 #          then the 8 x 20 h cohort (COHORT8_DEVICES: gpu; memory and utilisation sampled; COHORT8=0: not)
 #   week   the 20 h record tiled WEEK_TILES (8: 160 h) times as one parquet record (benchmarks/tile_record.py), on
 #          WEEK_DEVICES (gpu cpu), memory and utilisation sampled (caches filled first; FILL=0: already)
+# Rule logs go to $LOGS (default $OUT/runs); KEEP=dir keeps the mitdb phase's results per backend there.
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -53,7 +54,7 @@ seed|profile)
   [ "$1" = profile ] && timeout 200 python3 -m benchmarks.imports --out "benchmarks/results/imports-h200-$stamp.json" \
     > "$OUT/imports.log" 2>&1
   timeout 500 python3 -m benchmarks.run_workflow --devices gpu cpu gpu-per-job --out "benchmarks/results/holter20h-h200-$stamp.json" \
-    --keep-logs "$OUT/runs" --records data/holter20h.tsv 2>&1 | tail -40
+    --keep-logs "${LOGS:-$OUT/runs}" --records data/holter20h.tsv 2>&1 | tail -40
   for i in $(seq "${REPEATS:-0}"); do  # the warm GPU run again: its spread
     timeout 100 python3 -m benchmarks.run_workflow --devices gpu --records data/holter20h.tsv \
       --out "benchmarks/results/holter20h-h200-$stamp-repeat$i.json" 2>&1 | grep -A2 workflow_wall_s
@@ -61,7 +62,7 @@ seed|profile)
 warm)  # the warm GPU run only, after filling the caches: once to compile the 20 h record's kernels, then REPEATS times
   timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   for i in 0 $(seq "${REPEATS:-2}"); do
-    timeout 100 python3 -m benchmarks.run_workflow --devices gpu --records data/holter20h.tsv --keep-logs "$OUT/runs" \
+    timeout 100 python3 -m benchmarks.run_workflow --devices gpu --records data/holter20h.tsv --keep-logs "${LOGS:-$OUT/runs}" \
       --out "benchmarks/results/holter20h-h200-$stamp-warm$i.json" 2>&1 | grep -A2 workflow_wall_s
   done ;;
 cohort8)
@@ -73,22 +74,22 @@ mitdb)
   [ "${PROFILE:-1}" != 0 ] && timeout 200 python3 -m benchmarks.job_profile --device gpu --records data/mitdb.tsv \
     --out "benchmarks/results/job-profile-mitdb-h200-$stamp.json" 2>&1 | grep -A12 '"gpu_slot"'
   timeout ${MITDB_TIMEOUT:-540} python3 -m benchmarks.run_workflow --devices ${MITDB_DEVICES:-gpu cpu} --records data/mitdb.tsv \
-    --out "benchmarks/results/mitdb-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tail -20 ;;
+    --out "benchmarks/results/mitdb-h200-$stamp.json" --keep-logs "${LOGS:-$OUT/runs}" ${KEEP:+--keep-results "$KEEP"} 2>&1 | tail -20 ;;
 week)
   [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   python3 -m benchmarks.tile_record data/holter20h.csv data/holter20h_truth.csv --times "${WEEK_TILES:-8}" --out data/week
   timeout "${WEEK_TIMEOUT:-540}" python3 -m benchmarks.run_workflow --devices ${WEEK_DEVICES:-gpu cpu} --records data/week.tsv \
-    --out "benchmarks/results/week-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | tail -40 ;;
+    --out "benchmarks/results/week-h200-$stamp.json" --keep-logs "${LOGS:-$OUT/runs}" 2>&1 | tail -40 ;;
 h20)  # the 20 h record on both backends (caches filled first; FILL=0: already), then 8 of them as one GPU cohort
   [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   [ "${PROFILE:-1}" != 0 ] && timeout 120 python3 -m benchmarks.job_profile --device gpu --records data/holter20h.tsv \
     --out "benchmarks/results/job-profile-holter20h-h200-$stamp.json" 2>&1 | head -12
   timeout 240 python3 -m benchmarks.run_workflow --devices ${H20_DEVICES:-gpu cpu} --records data/holter20h.tsv \
-    --out "benchmarks/results/holter20h-h200-$stamp.json" --keep-logs "$OUT/runs" 2>&1 | grep -A3 -E 'workflow_wall_s|"plot"' | head -20
+    --out "benchmarks/results/holter20h-h200-$stamp.json" --keep-logs "${LOGS:-$OUT/runs}" 2>&1 | grep -A3 -E 'workflow_wall_s|"plot"' | head -20
   [ "${COHORT8:-1}" != 0 ] && cohort8 200 ;;
 demo)
   timeout 400 python3 -m benchmarks.run_workflow --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
-    --keep-logs "$OUT/runs" 2>&1 | tail -12 ;;
+    --keep-logs "${LOGS:-$OUT/runs}" 2>&1 | tail -12 ;;
 esac
 cp benchmarks/results/*-"$stamp"*.json "$OUT/" 2>/dev/null  # with the warm and repeat runs
 (cd "$OUT" && [ -d runs ] && tar czf "runs-$1.tgz" runs && rm -rf runs); true
