@@ -637,3 +637,22 @@ def test_a_summary_at_a_wrong_sampling_rate_says_so(tmp_path, stated_fs, expect_
     assert bool(flagged) == expect_note
     if expect_note:
         assert "300 bpm" in flagged[0] and f"{stated_fs:g} Hz" in flagged[0]
+
+
+@pytest.mark.skipif(not (MITDB / "208.atr").exists(), reason="../shared/mitdb is absent")
+def test_mitdb_208_lead_off_is_no_pause():
+    """208 from beatflow's detected beats and both leads: where MLII comes off the skin, V1 shows every beat,
+    so no pause is reported (the landed code gave "longest pause 4.20 s" there) and no time is lost as
+    artefact; the reference's one pause (3.1 s at 1270.8 s) runs into a stretch the annotators marked as
+    noise and ends at an unclassifiable beat: beatflow finds a beat 2.6 s after its start there."""
+    import wfdb
+
+    from beatflow.classify.dataset import detected_peaks
+
+    rec = wfdb.rdrecord(str(MITDB / "208"))
+    fs = float(rec.fs)
+    leads = {name: rec.p_signal[:, k].astype(np.float32) for k, name in enumerate(rec.sig_name)}
+    t = detected_peaks(list(leads.values()), fs) / fs
+    s = summary_from_beats("208", t, np.full(len(t), "N"), len(rec.p_signal) / fs, signal=lambda: (leads, fs))
+    assert s["pauses"] == [] and s["artefact"]["total_s"] == 0.0
+    assert s["analysed_s"] == pytest.approx(len(rec.p_signal) / fs, abs=2.0)
