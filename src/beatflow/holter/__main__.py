@@ -12,22 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from beatflow.holter.rows import (
-    MAX_ROWS,
-    PAUSE_TITLE,
-    TACHYCARDIA_TITLE,
-    Table,
-    af_rows,
-    beat_rows,
-    ectopy_rows,
-    heart_rate_rows,
-    hourly_rows,
-    hrv_rows,
-    pause_rows,
-    recording,
-    runs_rows,
-    tachycardia_counts,
-)
+from beatflow.holter import rows
 
 
 def load_summary(path: Path) -> dict:
@@ -71,7 +56,7 @@ def load_beats(path: Path):
     return read_beats(folder.name, folder / "scores.parquet")
 
 
-def text_table(t: Table, indent: str = "  ") -> list[str]:
+def text_table(t: rows.Table, indent: str = "  ") -> list[str]:
     """A :class:`beatflow.holter.rows.Table` as aligned plain-text lines (text columns left, numbers right)."""
     cells = [[str(x) for x in row] for row in [t.head, *t.rows]]
     widths = [max(len(row[k]) for row in cells) for k in range(len(t.head))]
@@ -90,7 +75,7 @@ def _caps(title: str) -> str:
 
 def _header_lines(s: dict) -> list[str]:
     """The title, how times are given, recorded and analysed time, and the artefact with its longest episodes."""
-    r = recording(s)
+    r = rows.recording(s)
     title = f"HOLTER SUMMARY — record {s['record']}"
     return [
         title,
@@ -105,21 +90,21 @@ def _header_lines(s: dict) -> list[str]:
 
 def _ectopy_lines(s: dict) -> list[str]:
     """The ectopy table, the tachycardia episodes and the runs."""
-    tachy = tachycardia_counts(s)
-    runs, every = runs_rows(s)
-    out = ["ECTOPY", *text_table(ectopy_rows(s)), ""]
-    out.append(f"{_caps(TACHYCARDIA_TITLE)}: {tachy['VT']} VT, {tachy['SVT']} SVT")
+    tachy = rows.tachycardia_counts(s)
+    runs, every = rows.runs_rows(s)
+    out = ["ECTOPY", *text_table(rows.ectopy_rows(s)), ""]
+    out.append(f"{_caps(rows.TACHYCARDIA_TITLE)}: {tachy['VT']} VT, {tachy['SVT']} SVT")
     if runs.rows:
-        out += [f"RUNS{'' if every else f' (the {MAX_ROWS} longest of each class)'}", *text_table(runs)]
+        out += [f"RUNS{'' if every else f' (the {rows.MAX_ROWS} longest of each class)'}", *text_table(runs)]
     return out + [""]
 
 
 def _pause_and_af_lines(s: dict) -> list[str]:
     """The pauses (count, longest, the longest listed) and the AF/flutter episodes (count, burden, listed)."""
-    longest, pauses = pause_rows(s)
-    out = [f"{_caps(PAUSE_TITLE)}: {len(s['pauses'])}" + (f", longest {longest}" if longest else "")]
+    longest, pauses = rows.pause_rows(s)
+    out = [f"{_caps(rows.PAUSE_TITLE)}: {len(s['pauses'])}" + (f", longest {longest}" if longest else "")]
     out += text_table(pauses) if pauses.rows else []
-    burden, episodes = af_rows(s)
+    burden, episodes = rows.af_rows(s)
     count = len(s["af"]["episodes"])
     out += ["", f"ATRIAL FIBRILLATION / FLUTTER: {count} episode{'s' if count != 1 else ''}, burden {burden}"]
     return out + (text_table(episodes) if episodes.rows else []) + [""]
@@ -137,18 +122,18 @@ def report(s: dict) -> str:
     out = [
         *_header_lines(s),
         "BEATS",
-        *text_table(beat_rows(s)),
+        *text_table(rows.beat_rows(s)),
         "",
         "HEART RATE",
-        *text_table(heart_rate_rows(s)),
+        *text_table(rows.heart_rate_rows(s)),
         "",
         "HEART RATE VARIABILITY",
-        *text_table(hrv_rows(s)),
+        *text_table(rows.hrv_rows(s)),
         "",
         *_ectopy_lines(s),
         *_pause_and_af_lines(s),
         "HOURLY",
-        *text_table(hourly_rows(s)),
+        *text_table(rows.hourly_rows(s)),
     ]
     if s.get("notes"):
         out += ["", "NOTES"] + [f"  - {n}" for n in s["notes"]]
