@@ -107,9 +107,9 @@ def probe(a: argparse.Namespace, out: Path) -> dict:
     signal, beats = ingested(a.csv, out, cfg)
     cfg["device"] = a.device
     t0 = time.perf_counter()
-    select_backend(a.device, needs=GROUPS["detect"].gpu_libraries)
+    backend = select_backend(a.device, needs=GROUPS["detect"].gpu_libraries)
     if a.mode == "warm":
-        warm_up_detect(cfg)
+        warm_up_detect(cfg, backend)
     times = {"mode": a.mode, "device": a.device, "preload_s": round(time.perf_counter() - t0, 3)}
     for i, (smk, main) in enumerate(detect_jobs(signal, beats, out, cfg, Path(a.csv).stem) * 2):
         t0 = time.perf_counter()

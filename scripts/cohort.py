@@ -1,5 +1,3 @@
-"""Rule cohort: one row per record, the evaluation and the figure, by :func:`beatflow.report.cohort.write_cohort`."""
-
 from beatflow.stage import run
 
 

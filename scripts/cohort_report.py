@@ -1,5 +1,3 @@
-"""Rule cohort_report: the cohort page, by :func:`beatflow.report.pages.write_cohort_page`."""
-
 from beatflow.stage import run
 
 

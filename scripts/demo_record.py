@@ -1,5 +1,3 @@
-"""Rule demo_record: the synthetic demo record and its truth, by :func:`beatflow.synth.write_record`."""
-
 from beatflow.stage import run
 
 

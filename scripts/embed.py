@@ -1,5 +1,3 @@
-"""Rule embed: kept beats → embedding.npy, by :func:`beatflow.embed.rows.embed`."""
-
 from beatflow.stage import run
 
 

@@ -1,6 +1,3 @@
-"""Rule evaluate: the beats against the record's truth → evaluation.json, by
-:func:`beatflow.evaluate.write_evaluation`."""
-
 from beatflow.stage import run
 
 

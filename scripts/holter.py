@@ -1,7 +1,3 @@
-"""Rule holter: holter.json and beats.atr, by :func:`beatflow.holter.summary.write_holter`, and the heart-rate
-figure of the beats (:func:`beatflow.holter.summary.read_beats`), by
-:func:`beatflow.holter.figure.write_heart_rate_figure`."""
-
 from beatflow.stage import run
 
 

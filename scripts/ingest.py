@@ -1,5 +1,3 @@
-"""Rule ingest: a record's file → signal.parquet, by :func:`beatflow.io.ingest.ingest`."""
-
 from beatflow.stage import run
 
 
@@ -8,8 +6,7 @@ def main(smk):
     from beatflow.io.ingest import IngestParams, ingest
 
     par, backend = smk.params, select_backend(smk.config["device"], needs=("cudf",))
-    p = IngestParams.from_config(par.ingest)
-    outputs = {"signal": smk.output.signal}
+    p, outputs = IngestParams.from_config(par.ingest), dict(smk.output.items())
     ingest(smk.wildcards.record, {"path": par.path}, outputs, p, backend, fs=par.fs, leads=par.leads, start=par.start)
 
 

@@ -1,5 +1,3 @@
-"""Rule plot: the record's figures in results/{record}/plots/, by :func:`beatflow.report.plots.plot`."""
-
 from beatflow.stage import run
 
 

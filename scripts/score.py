@@ -1,5 +1,3 @@
-"""Rule score: each beat's score and class → scores.parquet, latent.parquet, by :func:`beatflow.score.scores.score`."""
-
 from beatflow.stage import run
 
 

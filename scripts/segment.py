@@ -1,5 +1,3 @@
-"""Rule segment: signal.parquet → R peaks and beats.parquet, by :func:`beatflow.detect.segment.segment`."""
-
 from beatflow.stage import run
 
 

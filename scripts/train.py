@@ -1,5 +1,3 @@
-"""Rule train: the embedded beats → the VAE in model.pt, by :func:`beatflow.learn.train.train`."""
-
 from beatflow.stage import run
 
 

@@ -1,7 +1,8 @@
 """From a rule to the function that does its work in one hop: every rule with a script names
-``scripts/<rule>.py``, whose ``main(snakemake)`` imports the rule's stage functions from the science packages
-and calls them, and whose only other statement hands ``main`` to :func:`beatflow.stage.run` (here or in a warm
-worker). And the science packages never import the execution layer."""
+``scripts/<rule>.py`` and, in its docstring, the stage functions; the script's ``main(snakemake)`` imports them
+from the science packages and calls them, and its only other statement hands ``main`` to
+:func:`beatflow.stage.run` (here or in a warm worker). And the science packages never import the execution
+layer."""
 
 import ast
 import importlib
@@ -18,14 +19,19 @@ EXECUTION = ("beatflow.stage", "beatflow.worker", "beatflow.gpus")
 SETUP = ("beatflow.backend",)  # what a script uses besides its stage: the backend it runs on
 
 
-def scripts() -> dict[str, str]:
-    """Rule → the script its ``script:`` directive names (relative to the repository)."""
+def rules() -> dict[str, tuple[str, str]]:
+    """Rule → its docstring and the script its ``script:`` directive names (relative to the repository)."""
     found = {}
     for smk in sorted((ROOT / "workflow" / "rules").glob("*.smk")):
         for rule, body in re.findall(r"^rule (\w+):(.*?)(?=^rule |\Z)", smk.read_text(), re.S | re.M):
             if script := re.search(r'^\s+script:\s+"([^"]+)"', body, re.M):
-                found[rule] = str((smk.parent / script.group(1)).resolve().relative_to(ROOT))
+                doc = " ".join(re.match(r'\s+"""(.*?)"""', body, re.S).group(1).split())
+                found[rule] = (doc, str((smk.parent / script.group(1)).resolve().relative_to(ROOT)))
     return found
+
+
+def scripts() -> dict[str, str]:
+    return {rule: script for rule, (_, script) in rules().items()}
 
 
 def stage_functions(script) -> list:
@@ -54,14 +60,15 @@ def test_a_rule_reaches_its_stage_in_one_hop(rule):
     assert scripts()[rule] == f"scripts/{rule}.py"  # a warm worker loads the rule's script by this name
     script = ROOT / scripts()[rule]
     body = ast.parse(script.read_text()).body
-    assert [type(node).__name__ for node in body] == ["Expr", "ImportFrom", "FunctionDef", "Expr"]  # docstring first
-    assert ast.unparse(body[1]) == "from beatflow.stage import run"
-    assert ast.unparse(body[3]) == "run(snakemake, main)"
+    assert [type(node).__name__ for node in body] == ["ImportFrom", "FunctionDef", "Expr"]
+    assert ast.unparse(body[0]) == "from beatflow.stage import run"
+    assert ast.unparse(body[2]) == "run(snakemake, main)"
     stages = [f for f in stage_functions(script) if not f.__module__.startswith(EXECUTION + SETUP)]
     assert stages, f"{rule}: main calls no function of a science package"
-    for function in stages:  # the science entry points: public, documented, and named in the script's docstring
+    for function in stages:  # the science entry points: public, documented, and named in the rule's docstring
         assert not function.__name__.startswith("_") and function.__doc__, function
-        assert f"{function.__module__}.{function.__name__}" in ast.get_docstring(ast.parse(script.read_text()))
+        assert f"`{function.__module__}.{function.__name__}`" in rules()[rule][0], rule
+    assert f"({scripts()[rule]})" in rules()[rule][0]
     main = runpy.run_path(str(script), init_globals={"snakemake": None}, run_name=LOADED)["main"]
     assert group_of(main) in GROUPS
     owners = [name for name, g in GROUPS.items() for f in stages if f.__module__.startswith(g.packages)]

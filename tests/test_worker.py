@@ -36,7 +36,7 @@ OWNER = (  # Snakemake's part: the run's server (its first workers only when ask
     "import json, os, sys, time; from beatflow.gpus import run_devices; from beatflow.worker import Run; "
     "from beatflow.worker.server import Server; run = Run(os.getpid(), sys.argv[1]); "
     "Server(run, json.loads(sys.stdin.read()), 2, 1, run_devices(), 1).start(first_workers=sys.argv[2] == 'warm'); "
-    "print(run.environment(), flush=True); time.sleep(600)"
+    "print(run.environment, flush=True); time.sleep(600)"
 )
 
 
@@ -185,7 +185,7 @@ def test_a_job_goes_to_a_ready_worker_before_one_still_loading():
             return False
 
     server = Server(Run(1, secrets.token_hex(16)), {}, 2, 1, [], 1)
-    loading, ready = Worker(None, Quiet(), "ingest", None), Worker(None, Quiet(), "ingest", None, ready=True)
+    loading, ready = Worker(None, Quiet(), "ingest"), Worker(None, Quiet(), "ingest", ready=True)
     server.slots["ingest"] = [loading, ready]
     assert server.take("ingest", None) is ready and server.take("ingest", None) is loading
     assert ready.busy and loading.busy
@@ -262,6 +262,7 @@ def test_a_hung_job_ends_with_its_snakemake(owner, tmp_path):
 
 
 def test_a_worker_killed_mid_job_is_in_the_rule_log_and_the_script_runs_the_job(owner, tmp_path):
+    from beatflow.io.atomic import temporary_path
     from beatflow.synth import SynthSpec, write_record
 
     job, fifo = hung_job(tmp_path)
@@ -269,8 +270,11 @@ def test_a_worker_killed_mid_job_is_in_the_rule_log_and_the_script_runs_the_job(
     pid = worker_of(job)
     write_record(SynthSpec(duration_s=30, seed=1), tmp_path / "real.csv", tmp_path / "real_truth.csv")
     os.replace(tmp_path / "real.csv", fifo)  # the worker stays blocked on the FIFO; the script will read a record
+    half = temporary_path(tmp_path / "hung.parquet", pid)  # as if the worker had been writing the signal
+    half.write_text("half")
     os.kill(pid, signal.SIGKILL)
     assert script.wait(timeout=60) == 0
+    assert not half.exists()  # the server removed what the stopped worker left
     log = (tmp_path / "hung.log").read_text()
     assert f"warm worker {pid}" in log  # the worker's part of the log is kept
     assert f"the warm worker {pid} stopped during the job: killed by signal 9 (SIGKILL)" in log
@@ -356,14 +360,14 @@ def test_runs_never_share_a_worker(monkeypatch):
     assert len(one.address) < 108  # a Unix socket's name, relative to the working directory
     monkeypatch.setenv("BEATFLOW_WORKER_RUN", "123:short")  # a guessable token is no run
     assert Run.current() is None
-    monkeypatch.setenv("BEATFLOW_WORKER_RUN", one.environment())
-    assert Run.current() == one
+    monkeypatch.setenv("BEATFLOW_WORKER_RUN", one.environment)
+    assert Run.current().address == one.address
 
 
 def test_workers_stay_off_where_snakemake_deploys_the_jobs_software():
     from types import SimpleNamespace as NS
 
-    from beatflow.worker.session import why_not
+    from beatflow.worker.server import why_not
 
     def workflow(methods=(), local=True, touch=False):
         deployment = NS(deployment_method=set(methods))
@@ -374,22 +378,6 @@ def test_workers_stay_off_where_snakemake_deploys_the_jobs_software():
     assert "apptainer" in why_not(workflow(["apptainer"]))
     assert "executor" in why_not(workflow(local=False))
     assert "--touch" in why_not(workflow(touch=True))
-
-
-def test_a_stopped_workers_temporary_files_are_removed(tmp_path):
-    """The server removes what a stopped worker was writing (beatflow.io.atomic's names for its pid)."""
-    from beatflow.io.atomic import atomic_path, temporary_path
-    from beatflow.worker.server import Server
-
-    outputs = [tmp_path / "a.parquet", tmp_path / "b.npy"]
-    for path in outputs:
-        temporary_path(path, 4242).write_text("half")
-    temporary_path(outputs[0], 77).write_text("another writer's")
-    Server.remove_temporaries([str(p) for p in outputs], 4242)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".a.77.tmp.parquet"]
-    with atomic_path(outputs[0]) as tmp:  # the next write sweeps what any killed writer left
-        tmp.write_text("{}")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet"]
 
 
 def test_report_workers_retire_before_they_grow(demo_run, tmp_path, monkeypatch):
@@ -477,7 +465,7 @@ def torch_keys(path):
     return list(torch.load(path, weights_only=True))
 
 
-def test_the_gpu_warm_up_runs_the_stages_and_leaves_nothing(tmp_path, monkeypatch, caplog):
+def test_the_gpu_warm_up_runs_the_stages_and_leaves_nothing(tmp_path, monkeypatch, caplog, cpu):
     """The warm-ups run on the GPU only; here the same functions run on the CPU backend (same files). Detect's
     warm-up takes the two-lead path of real records (both leads' envelopes fused), whose kernels a one-lead
     record would leave for the first real job to load."""
@@ -488,8 +476,8 @@ def test_the_gpu_warm_up_runs_the_stages_and_leaves_nothing(tmp_path, monkeypatc
     config = validated({**yaml.safe_load((ROOT / "config" / "config.yaml").read_text()), "device": "cpu"})
     assert {group.warm_up for group in GROUPS.values()} == {"", "warm_up_detect", "warm_up_learn"}
     with caplog.at_level("INFO", logger="beatflow"):
-        warm_up_detect(config)
-        warm_up_learn(config)
+        warm_up_detect(config, cpu)
+        warm_up_learn(config, cpu)
     assert list(tmp_path.iterdir()) == []
     assert "2 lead(s) ['MLII', 'V1']" in caplog.text and "detection on both leads" in caplog.text
 
@@ -504,7 +492,7 @@ def test_with_workers_off_nothing_of_them_is_imported(tmp_path):
         "runpy.run_path(sys.argv[1], init_globals={'snakemake': smk}, run_name='__main__'); "
         "print(sorted(m for m in sys.modules if m.split('.')[:2] == ['beatflow', 'worker']))"
     )
-    env = {**os.environ, "BEATFLOW_WORKER": "off", "BEATFLOW_WORKER_RUN": Run(1, secrets.token_hex(16)).environment()}
+    env = {**os.environ, "BEATFLOW_WORKER": "off", "BEATFLOW_WORKER_RUN": Run(1, secrets.token_hex(16)).environment}
     script = str(ROOT / "scripts" / "demo_record.py")
     out = subprocess.run(
         [sys.executable, "-c", code, script, str(tmp_path / "job.smk")], capture_output=True, text=True, env=env

@@ -128,3 +128,39 @@ def claim(devices: list[str], lock_dir: Path = LOCK_DIR, per_device: int = 1) ->
             os.write(fd, f"{os.getpid()}\n".encode())  # who holds it, for a person looking
             return Claim(device, fd)
         time.sleep(POLL_S)
+
+
+def claim_for_job(gpus: int, device: str) -> str | None:
+    """For a job holding ``gpus`` (its rule's ``resources: gpu``) with the config's ``device``, on a run with
+    several devices: the device this process now holds for the job's life, also set as
+    ``CUDA_VISIBLE_DEVICES``; else None."""
+    devices = run_devices() if gpus and device != "cpu" else []
+    if len(devices) < 2:  # none, or one: nothing to choose
+        return None
+    os.environ["CUDA_VISIBLE_DEVICES"] = held = claim(devices, per_device=run_jobs_per_device()).device
+    return held
+
+
+SHARED: list[str] = []  # what configure_run did with the gpu resource, for the log when jobs run
+
+
+def configure_run(workflow, device: str) -> None:
+    """When a run's Snakefile is parsed, on a local run (no ``--jobs``, not a job's own Snakemake): share the
+    devices out (:func:`share_devices`), refuse ``device: gpu`` without a GPU before any job, and tell the jobs
+    of ``auto`` without one (warm workers too) through ``BEATFLOW_DEVICE`` that they run on the CPU."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.logging import logger
+
+    from beatflow.backend import DEVICE_ENV, run_device
+    from beatflow.errors import BackendError
+
+    if workflow.global_resources["_nodes"].value is not None or workflow.remote_exec or workflow.subprocess_exec:
+        return
+    SHARED[:] = [said] if (said := share_devices(workflow, device)) else []
+    try:
+        chosen = run_device(device, run_devices())
+    except BackendError as exc:
+        raise WorkflowError(str(exc)) from None
+    if chosen != os.environ.get(DEVICE_ENV, device):
+        logger.warning("beatflow: device: auto found no usable GPU (no CUDA device visible); running on the CPU")
+        os.environ[DEVICE_ENV] = chosen

@@ -1,6 +1,5 @@
 """Where a rule's script hands its work over: :func:`run` sends the job to a warm worker of this Snakemake run
-where it has them (:mod:`beatflow.worker`, imported only then), else runs it here (:func:`execute`), logging to
-the rule's log file and ending a :class:`~beatflow.errors.BeatflowError` with its one-line message."""
+where it has them (:mod:`beatflow.worker`, imported only then), else runs it here (:func:`execute`)."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import sys
 import time
 
 from beatflow.errors import BeatflowError
+from beatflow.gpus import claim_for_job
 
 log = logging.getLogger("beatflow")
 WORKER_SWITCH_ENV = "BEATFLOW_WORKER"  # "off": every job runs in its own process
@@ -24,8 +24,8 @@ def workers_wanted() -> bool:
 
 
 def run(smk, main) -> None:
-    """The last line of every rule script: run the job, in a warm worker of this run or here; exit 1 when it
-    failed. A warm worker that loads the script gets ``main`` and calls it itself.
+    """The last line of every rule script: run the job in a warm worker of this run or here; exit 1 when it
+    failed (a warm worker loading the script calls ``main`` itself).
 
     Parameters
     ----------
@@ -34,7 +34,7 @@ def run(smk, main) -> None:
     """
     if main.__module__ == LOADED:
         return
-    age_s, device = process_age_s(), claim_device(smk)
+    age_s, device = process_age_s(), claim_for_job(smk.resources.get("gpu", 0), smk.config.get("device", "auto"))
     if smk.log:
         open(smk.log[0], "w").close()  # the job's log starts empty; whoever runs the job appends
     ok, note = None, None
@@ -48,18 +48,6 @@ def run(smk, main) -> None:
         sys.exit(1)
 
 
-def claim_device(smk) -> str | None:
-    """For a GPU job of a run with several devices: the device this process now holds for the job's life
-    (:mod:`beatflow.gpus`), also set as ``CUDA_VISIBLE_DEVICES`` for a run here; else None."""
-    from beatflow.gpus import claim, run_devices, run_jobs_per_device
-
-    devices = run_devices() if smk.resources.get("gpu", 0) and smk.config.get("device") != "cpu" else []
-    if len(devices) < 2:  # none, or one: nothing to choose
-        return None
-    os.environ["CUDA_VISIBLE_DEVICES"] = device = claim(devices, per_device=run_jobs_per_device()).device
-    return device
-
-
 def process_age_s() -> float:
     """Seconds since this process started: interpreter, Snakemake's script preamble and imports (Linux)."""
     try:
@@ -71,18 +59,16 @@ def process_age_s() -> float:
 
 
 def execute(smk, main, client: tuple[int, float] | None = None, where: str = "", note: str | None = None) -> bool:
-    """Run ``main(smk)`` here; False (after logging the message) when it raised a :class:`BeatflowError`.
+    """Run ``main(smk)`` here, logging to the rule's log; False when it raised a :class:`BeatflowError`.
 
     Parameters
     ----------
     smk, main : as for :func:`run`.
-    client : the rule process's pid and age when a warm worker runs the job (its log then goes to the rule's
-        log file only, which the rule's process echoes).
+    client : the rule process's pid and age where a warm worker runs the job (the log file only: the client echoes it).
     where : names the warm worker or the GPU device in the start line (``benchmarks/`` parses it).
     note : why the job runs here after a warm worker did not run it; logged first.
     """
-    handlers: list[logging.Handler] = [] if client else [logging.StreamHandler(sys.stderr)]
-    handlers += [logging.FileHandler(smk.log[0], mode="a")] if smk.log else []
+    handlers = ([] if client else [logging.StreamHandler(sys.stderr)]) + [logging.FileHandler(f) for f in smk.log]
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", handlers=handlers, force=True
     )
@@ -90,8 +76,7 @@ def execute(smk, main, client: tuple[int, float] | None = None, where: str = "",
     log.setLevel(logging.INFO)  # beatflow's own progress; libraries stay at WARNING
     if note:
         log.warning("%s", note)
-    pid, age = client or (os.getpid(), process_age_s())
-    record = smk.wildcards.get("record", "")
+    (pid, age), record = client or (os.getpid(), process_age_s()), smk.wildcards.get("record", "")
     log.info("%s %s: start (pid %d, %.2f s after the process started%s)", smk.rule, record, pid, age, where)
     t0 = time.perf_counter()
     try:

@@ -1,7 +1,8 @@
 rule cohort:
-    """One row per record (duration, beats, heart rate, anomalies by reason, backend, seconds per stage, and
-    with truth its evaluation) → results/cohort/summary.parquet; the gross and record-average evaluation
-    (EC57, as sumstats) → results/cohort/evaluation.json; and the cohort figure. Target: `snakemake cohort`."""
+    """One row per record (duration, beats, heart rate, anomalies by reason, backend, seconds per stage, and with
+    truth its evaluation) → results/cohort/summary.parquet; the gross and record-average evaluation (EC57, as
+    sumstats) → results/cohort/evaluation.json; and the cohort figure. Target: `snakemake cohort`. Its work:
+    `beatflow.report.cohort.write_cohort` (scripts/cohort.py)."""
     input:
         scores=expand("results/{record}/scores.parquet", record=RECORDS.index),
         signals=expand("results/{record}/signal.parquet", record=RECORDS.index),

@@ -20,13 +20,13 @@ from beatflow.io.sheet import RECORD_NAME, rule_names, sheet_problems
 from beatflow.io.sheet import columns as sheet_columns
 
 
-# How a local run executes (beatflow.worker.session): its GPU jobs share each device (beatflow.gpus) and its
-# device is decided once, when this is parsed; in onstart, only when there are jobs to run, its warm workers
-# start loading their libraries while the first job is scheduled. Imports nothing GPU.
-from beatflow.gpus import GPU_STAGES, run_cores, run_devices
-from beatflow.worker import session
+# How a local run executes: its GPU jobs share each device and its device is decided once, when this is parsed
+# (beatflow.gpus); in onstart, only when there are jobs to run, its warm workers start loading their libraries
+# while the first job is scheduled (beatflow.worker). Imports nothing GPU.
+from beatflow.gpus import GPU_STAGES, configure_run, run_cores, run_devices
+from beatflow.worker.server import start_run
 
-session.configure(workflow, config["device"])
+configure_run(workflow, config["device"])
 
 
 # Snakemake's job priorities: the GPU stages' jobs go before the report stages' when both are ready (they
@@ -38,7 +38,7 @@ def gpu_stage_priority(rule):
 
 
 onstart:
-    session.start(workflow, config, len(RECORDS))
+    start_run(workflow, config, len(RECORDS))
 
 
 wildcard_constraints:

@@ -1,5 +1,6 @@
 rule demo_record:
-    """The built-in demo: 30 min of synthetic 2-lead ECG at 250 Hz with ectopic beats and truth."""
+    """The built-in demo: 30 min of synthetic 2-lead ECG at 250 Hz with ectopic beats and truth. Its work:
+    `beatflow.synth.write_record` (scripts/demo_record.py)."""
     output:
         csv="resources/demo/demo.csv",
         truth="resources/demo/truth.csv",

@@ -1,5 +1,6 @@
 rule embed:
-    """Kept beats → fixed-length zero-padded rows, all leads as channels → embedding.npy (kvikio on GPU)."""
+    """Kept beats → fixed-length zero-padded rows, all leads as channels → embedding.npy (kvikio on GPU). Its work:
+    `beatflow.embed.rows.embed` (scripts/embed.py)."""
     input:
         signal="results/{record}/signal.parquet",
         beats="results/{record}/beats.parquet",

@@ -1,5 +1,6 @@
 rule evaluate:
-    """Detected beats against the record's truth (150 ms): sensitivity, PPV, F1, AUROC → evaluation.json."""
+    """Detected beats against the record's truth (150 ms): sensitivity, PPV, F1, AUROC → evaluation.json. Its work:
+    `beatflow.evaluate.write_evaluation` (scripts/evaluate.py)."""
     input:
         signal="results/{record}/signal.parquet",
         scores="results/{record}/scores.parquet",

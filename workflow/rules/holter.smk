@@ -1,7 +1,9 @@
 rule holter:
-    """The record's Holter summary (signal quality and artefact, heart rate, ectopy and runs, tachycardia,
-    pauses, atrial fibrillation, HRV) from each beat's time and class and the signal → holter.json, the beats
-    as a WFDB annotation file → beats.atr, and the heart-rate trend figure. CPU only: it holds no GPU slot."""
+    """The record's Holter summary (signal quality and artefact, heart rate, ectopy and runs, tachycardia, pauses,
+    atrial fibrillation, HRV) from each beat's time and class and the signal → holter.json, the beats as a WFDB
+    annotation file → beats.atr, and the heart-rate trend figure. CPU only: it holds no GPU slot. Its work:
+    `beatflow.holter.summary.write_holter`, `beatflow.holter.summary.read_beats`,
+    `beatflow.holter.figure.write_heart_rate_figure` (scripts/holter.py)."""
     input:
         signal="results/{record}/signal.parquet",
         scores="results/{record}/scores.parquet",

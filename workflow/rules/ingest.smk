@@ -1,6 +1,7 @@
 rule ingest:
-    """A record's CSV / CSV.gz / parquet, WFDB record or EDF/BDF file → signal.parquet (float32 leads; fs
-    and the recording's start in the metadata); cuDF parses CSV on the GPU."""
+    """A record's CSV / CSV.gz / parquet, WFDB record or EDF/BDF file → signal.parquet (float32 leads; fs and the
+    recording's start in the metadata); cuDF parses CSV on the GPU. Its work: `beatflow.io.ingest.ingest`
+    (scripts/ingest.py)."""
     input:
         record_files,
     output:

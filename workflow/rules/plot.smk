@@ -1,8 +1,9 @@
 rule plot:
     """Latent space, whole-recording trace, RR intervals, anomaly gallery: HTML (bokeh) and PNG. The PNGs go in the
-    report; the interactive HTML files stay beside it in results/{record}/plots/: each inlines BokehJS
-    (~2.9 MB), and a browser refuses to show an embedded file of over 2 MiB. On the CPU whatever the device,
-    so it holds no GPU slot. The pruning bounds and window offset come from beats.parquet's metadata."""
+    report; the interactive HTML files stay beside it in results/{record}/plots/: each inlines BokehJS (~2.9 MB), and a
+    browser refuses to show an embedded file of over 2 MiB. On the CPU whatever the device, so it holds no GPU slot. The
+    pruning bounds and window offset come from beats.parquet's metadata. Its work: `beatflow.report.plots.plot`
+    (scripts/plot.py)."""
     input:
         signal="results/{record}/signal.parquet",
         beats="results/{record}/beats.parquet",

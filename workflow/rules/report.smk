@@ -1,9 +1,10 @@
 rule holter_report:
     """The record's report page (holter.json as a Holter report's tables, the event strips' list and figure, with
     truth the figures against the reference) and the event strips: 10 s of every lead for each event a cardiologist
-    checks (longest and fastest V run, longest pause, fastest and slowest minute, AF onsets, the most anomalous
-    beats by reason and family). CPU only: it holds no GPU slot. The subcategories' numbers order the
-    record's part of the report (Snakemake sorts them by name)."""
+    checks (longest and fastest V run, longest pause, fastest and slowest minute, AF onsets, the most anomalous beats by
+    reason and family). CPU only: it holds no GPU slot. The subcategories' numbers order the record's part of the report
+    (Snakemake sorts them by name). Its work: `beatflow.report.pages.write_record_report`
+    (scripts/holter_report.py)."""
     input:
         signal="results/{record}/signal.parquet",
         scores="results/{record}/scores.parquet",
@@ -37,8 +38,9 @@ rule holter_report:
 
 
 rule cohort_report:
-    """The cohort page: one row per record from its holter.json (and with truth its evaluation.json), and the
-    totals. Target: `snakemake cohort_report` (beside `snakemake cohort`)."""
+    """The cohort page: one row per record from its holter.json (and with truth its evaluation.json), and the totals.
+    Target: `snakemake cohort_report` (beside `snakemake cohort`). Its work: `beatflow.report.pages.write_cohort_page`
+    (scripts/cohort_report.py)."""
     input:
         holter=expand("results/{record}/holter.json", record=RECORDS.index),
         evaluations=expand("results/{record}/evaluation.json", record=TRUTH_RECORDS),

@@ -1,5 +1,6 @@
 rule score:
-    """Per-beat anomaly score (shape and timing) → scores.parquet, latent.parquet."""
+    """Per-beat anomaly score (shape and timing) → scores.parquet, latent.parquet. Its work:
+    `beatflow.score.scores.score` (scripts/score.py)."""
     input:
         signal="results/{record}/signal.parquet",
         beats="results/{record}/beats.parquet",

@@ -1,5 +1,6 @@
 rule segment:
-    """First lead → Ricker response (FFT) → NMS (Numba) → R peaks → beats.parquet."""
+    """First lead → Ricker response (FFT) → NMS (Numba) → R peaks → beats.parquet. Its work:
+    `beatflow.detect.segment.segment` (scripts/segment.py)."""
     input:
         signal="results/{record}/signal.parquet",
     output:

@@ -1,5 +1,6 @@
 rule train:
-    """Convolutional VAE on train.train_fraction of the embedded beats → model.pt."""
+    """Convolutional VAE on train.train_fraction of the embedded beats → model.pt. Its work:
+    `beatflow.learn.train.train` (scripts/train.py)."""
     input:
         signal="results/{record}/signal.parquet",  # its fs only
         embedding="results/{record}/embedding.npy",

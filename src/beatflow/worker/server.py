@@ -1,133 +1,136 @@
-"""The run's server: threads of Snakemake's own process (started in ``onstart``) that keep a pool of warm
-workers (:mod:`beatflow.worker.process`) per slot (a group, or ``group@device`` with several GPUs) and hand each
-client's job to one of them: an idle ready worker before one still loading, else a new worker, or on a GPU run,
-where a GPU group's pool is fixed, the first to finish. It relays the outcome, or when the worker died during
-the job how it ended, so that the client runs the job itself. A client gone during its job (Snakemake cancelled
-it) makes it stop the worker and remove the job's temporary files. The workers are this process's children in
-their own session (Ctrl-C reaches Snakemake's jobs, not them); their pipes close when Snakemake ends, and they
-exit."""
+""":func:`start_run`, in Snakemake's ``onstart``, and the run's :class:`Server`: threads of Snakemake's own
+process that keep a pool of warm workers per slot (a group, or ``group@device`` with several GPUs), give each
+client's job to one, and relay its outcome. The workers are its children in their own session (Ctrl-C reaches
+Snakemake's jobs, not them); they exit when their pipe to Snakemake closes."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
+import secrets
+import signal
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import AuthenticationError, Connection, Listener, Pipe, wait
 from pathlib import Path
 
+from beatflow.stage import WORKER_RUN_ENV, workers_wanted
 from beatflow.worker import Run
-from beatflow.worker.groups import GROUPS, gpu_pool, workers_at_start
+from beatflow.worker.groups import GROUPS
 
-MAX_WORKERS = 64  # in a slot: at most this many (one per job of its group running at once)
-THREAD_CAPS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
-END_WAIT_S = 10.0  # for a stopped worker to exit before it is killed
+
+def why_not(workflow) -> str | None:
+    """Why this run's jobs must each run in their own process, or None when warm workers may serve them."""
+    if not workflow.local_exec or workflow.remote_exec:
+        return "the jobs run under an executor other than the local one"
+    if methods := sorted(str(m) for m in workflow.deployment_settings.deployment_method or ()):
+        return f"Snakemake deploys each job's software ({', '.join(methods)})"  # --sdm conda, apptainer, ...
+    return "no job runs (--touch or --dry-run)" if workflow.touch or workflow.dryrun else None
+
+
+def start_run(workflow, config: dict, records: int) -> None:
+    """Snakemake's ``onstart`` (only when there are jobs to run): drop the job-rate limiter of a local run (its
+    one-second timer only keeps Snakemake alive after the last job); where workers may serve the run, give it its
+    identity (``BEATFLOW_WORKER_RUN``, inherited by its jobs) and start its server and first workers."""
+    from snakemake.logging import logger
+
+    from beatflow.gpus import SHARED, run_devices, run_jobs_per_device
+
+    os.environ.pop(WORKER_RUN_ENV, None)  # a run's own, never one inherited
+    for said in SHARED:
+        logger.info(f"beatflow: {said}")
+    if workflow.local_exec and not workflow.remote_exec:
+        workflow.scheduler.job_rate_limiter = None
+    if workers_wanted() and not why_not(workflow):
+        os.environ[WORKER_RUN_ENV] = (run := Run(os.getpid(), secrets.token_hex(16))).environment
+        Server(run, config, workflow.cores, records, run_devices(), run_jobs_per_device()).start()
 
 
 @dataclass(eq=False)
-class Worker:
+class Worker:  # ready: its libraries are loaded; end: how it ended, once it has
     proc: subprocess.Popen
     conn: Connection
-    group: str
-    device: str | None
+    slot: str
     busy: bool = False
     ready: bool = False
-    end: str = field(default="", init=False)  # how it ended, once it has
-
-    @property
-    def slot(self) -> str:
-        return f"{self.group}@{self.device}" if self.device else self.group
+    end: str = ""
 
 
 class Server:
-    """The warm workers of ``run``, with the run's ``config``; ``cores``, ``records`` and ``devices`` (the run's
-    GPUs, :func:`beatflow.gpus.run_devices`) size the pools."""
+    """The warm workers of ``run`` with its ``config``; its ``cores``, ``records``, ``devices`` and GPU jobs per
+    device size the pools."""
 
     def __init__(self, run: Run, config: dict, cores: int, records: int, devices: list[str], jobs_per_device: int):
-        self.run, self.config, self.devices = run, config, devices
-        self.pool = gpu_pool(records, jobs_per_device) if devices else None  # a GPU group's, per device
-        self.at_start = {name: workers_at_start(name, cores, records, self.fixed(name)) for name in GROUPS}
-        self.slots: dict[str, list[Worker]] = {}
-        self.changed = threading.Condition()
-
-    def fixed(self, group: str) -> int | None:
-        return self.pool if GROUPS[group].gpu_libraries else None
+        self.run, self.config, self.devices, self.slots, self.changed = run, config, devices, {}, threading.Condition()
+        # On a GPU run a GPU group's pool per device is fixed: the GPU jobs sharing a device spread over the GPU
+        # groups, at most one per record (a worker costs a CUDA context and seconds of warm-up; a GPU job, less).
+        gpu_groups = [name for name, group in GROUPS.items() if group.gpu_libraries]
+        pool = max(1, min(records, -(-jobs_per_device // len(gpu_groups)))) if devices else None
+        self.fixed = {name: pool for name in gpu_groups}
+        # Started with the run: a GPU group's whole pool (one on the CPU); report workers one per core, at most
+        # two per record (one started later makes its job wait seconds for holoviews).
+        self.first = {
+            name: self.fixed.get(name) or (max(2, min(cores, 2 * records)) if name == "report" else 1)
+            for name in GROUPS
+        }
 
     def start(self, first_workers: bool = True) -> None:
         """Listen, and start every group's first workers (a GPU group's on the first of several devices)."""
         self.run.private_directory()
         self.log = os.open(self.run.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self.listener = Listener(self.run.address, "AF_UNIX", authkey=self.run.token.encode())
-        atexit.register(self.close)
+        atexit.register(lambda: (self.listener.close(), self.run.remove()))
         with self.changed:
             for name, group in GROUPS.items() if first_workers else ():
                 device = self.devices[0] if group.gpu_libraries and len(self.devices) > 1 else None
-                for _ in range(self.at_start[name]):
-                    self.spawn(name, device, warm=True)
+                for _ in range(self.first[name]):
+                    self.spawn(f"{name}@{device}" if device else name, warm=True)
         threading.Thread(target=self.accept, daemon=True).start()
 
-    def close(self) -> None:
-        """At Snakemake's exit: the socket and the run's directory go (the workers see their pipes close)."""
-        self.listener.close()
-        self.run.remove()
-
-    def spawn(self, group: str, device: str | None, warm: bool) -> Worker:
-        """Start a worker of ``group`` (on ``device``) in slot ``group@device``; the caller holds the lock."""
-        slot = f"{group}@{device}" if device else group
-        env = {k: v for k, v in os.environ.items() if k not in THREAD_CAPS}  # Snakemake's per-job caps
-        env.update({"CUDA_VISIBLE_DEVICES": device} if device else {})
+    def spawn(self, slot: str, warm: bool) -> Worker:
+        """Start a worker in ``slot`` (the caller holds the lock); ``warm``: it warms up."""
+        group, _, device = slot.partition("@")
         ours, theirs = Pipe()
+        env = os.environ | ({"CUDA_VISIBLE_DEVICES": device} if device else {})
+        cmd = [sys.executable, "-m", "beatflow.worker.process", str(theirs.fileno())]
         proc = subprocess.Popen(
-            [sys.executable, "-m", "beatflow.worker.process", str(theirs.fileno())],
-            stdin=subprocess.DEVNULL,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            pass_fds=[theirs.fileno()],
-            start_new_session=True,
-        )
+            cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT, env=env,
+            pass_fds=[theirs.fileno()], start_new_session=True,
+        )  # fmt: skip
         theirs.close()
         workers = self.slots.setdefault(slot, [])
         setup = {"group": group, "slot": slot, "index": len(workers), "device": device, "run": self.run}
         ours.send({**setup, "config": self.config, "warm": warm})
-        workers.append(worker := Worker(proc, ours, group, device))
+        workers.append(worker := Worker(proc, ours, slot))
         return worker
 
     def accept(self) -> None:
         while True:
-            try:
-                conn = self.listener.accept()
-            except (AuthenticationError, EOFError, ConnectionError):
-                continue  # a process without the run's token, or one that gave up
-            threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
+            with contextlib.suppress(AuthenticationError, EOFError, ConnectionError):  # without the token, or gone
+                threading.Thread(target=self.serve, args=(self.listener.accept(),), daemon=True).start()
 
-    def take(self, group: str, device: str | None) -> Worker | None:
+    def take(self, group: str, device: str | None) -> Worker:
         """An idle worker of the job's slot, marked busy: a ready one first, else one loading, else a new one;
-        on a fixed pool, waiting for the first to finish. None where all :data:`MAX_WORKERS` are busy."""
-        device = device if GROUPS[group].gpu_libraries else None
+        on a fixed pool, the first to finish (another worker would take seconds to load)."""
+        slot = f"{group}@{device}" if device and GROUPS[group].gpu_libraries else group
         with self.changed:
             while True:
-                workers = self.slots.setdefault(f"{group}@{device}" if device else group, [])
-                for worker in [w for w in workers if not w.busy and not w.ready and w.conn.poll()]:
-                    self.heard(worker, workers)
+                workers = self.slots.setdefault(slot, [])
+                for worker in [w for w in workers if not (w.busy or w.ready) and w.conn.poll()]:
+                    try:  # an idle worker's message: that it is ready, or its end
+                        worker.ready = worker.conn.recv() == "ready"
+                    except (EOFError, OSError):
+                        workers.remove(worker)
+                        self.ended(worker)
                 idle = sorted((w for w in workers if not w.busy), key=lambda w: not w.ready)
-                if idle or len(workers) < (self.fixed(group) or MAX_WORKERS):
-                    worker = idle[0] if idle else self.spawn(group, device, warm=False)
+                if idle or len(workers) < (self.fixed.get(group) or sys.maxsize):
+                    worker = idle[0] if idle else self.spawn(slot, warm=False)
                     worker.busy = True
                     return worker
-                if self.fixed(group) is None:
-                    return None
                 self.changed.wait()
-
-    def heard(self, worker: Worker, workers: list[Worker]) -> None:
-        """An idle worker's message: that it is ready, or its end."""
-        try:
-            worker.ready = worker.conn.recv() == "ready"
-        except (EOFError, OSError):
-            workers.remove(worker)
-            self.ended(worker)
 
     def serve(self, conn: Connection) -> None:
         """One client's job, start to end."""
@@ -137,77 +140,54 @@ class Server:
             except (EOFError, OSError):
                 return
             worker = self.take(request["group"], request["device"])
-            if worker is None:
-                conn.send({"ok": None, "note": f"all {MAX_WORKERS} warm workers are busy; running the job here"})
-                return
             reply = self.relay(conn, worker, request)
+            retire = reply.pop("retire", "")
             with self.changed:
                 worker.busy = False
-                if worker.end or reply.get("retire"):
+                if worker.end or retire:
                     self.slots[worker.slot].remove(worker)
-                if reply.get("retire") not in (None, "", "an unexpected error"):  # its successor loads now
-                    self.spawn(worker.group, worker.device, warm=True)
+                if retire and retire != "an unexpected error":  # its successor loads now, not when a job comes
+                    self.spawn(worker.slot, warm=True)
                 self.changed.notify_all()
-            if worker.end or reply.get("retire"):
+            if retire:
                 self.ended(worker)
-            try:
+            with contextlib.suppress(OSError):  # a client gone: its outputs, complete or not, are Snakemake's to judge
                 conn.send(reply)
-            except OSError:
-                pass  # the client left: its outputs, complete or not, are Snakemake's to judge
 
     def relay(self, conn: Connection, worker: Worker, request: dict) -> dict:
-        """The job's outcome from ``worker``, or why the client must run it; stop the worker if the client goes."""
+        """The job's outcome, or how the worker ended (it died during the job): the client runs the job itself.
+        When the client goes (Snakemake cancelled the job), the worker stops and its temporary files go."""
         worker.conn.send(request)
         cancelled = False
         while True:
             if not cancelled and conn in wait([conn, worker.conn]):
-                cancelled = True  # the client sends nothing more: it is gone
                 worker.conn.send("cancel")
+                cancelled = True
                 continue
             try:
                 message = worker.conn.recv()
             except (EOFError, OSError):
-                worker.end = self.ended(worker)
-                self.remove_temporaries(request["smk"].output, worker.proc.pid)
-                return {"ok": None, "note": self.stopped(worker)}
-            if message == "ready":
-                worker.ready = True
-            else:
-                return message
+                from beatflow.io.atomic import temporary_path
 
-    def stopped(self, worker: Worker) -> str:
-        return (
-            f"the warm worker {worker.proc.pid} stopped during the job: {worker.end} (see {self.run.log_path}); "
-            "running the job here"
-        )
+                end, pid = self.ended(worker), worker.proc.pid
+                for path in request["smk"].output:  # what it was writing
+                    temporary_path(Path(path), pid).unlink(missing_ok=True)
+                note = f"the warm worker {worker.proc.pid} stopped during the job: {end} (see {self.run.log_path})"
+                return {"ok": None, "note": f"{note}; running the job here"}
+            if message != "ready":
+                return message
+            worker.ready = True
 
     def ended(self, worker: Worker) -> str:
-        """Wait for ``worker`` to exit (killing it after :data:`END_WAIT_S`) and write how it ended into the log."""
+        """Wait for ``worker`` to exit (killing it after 10 s) and write how it ended into the log."""
         if not worker.end:
             try:
-                status = worker.proc.wait(END_WAIT_S)
+                status = worker.proc.wait(10.0)
             except subprocess.TimeoutExpired:
                 worker.proc.kill()
                 status = worker.proc.wait()
-            how = f"exit status {status}" if status >= 0 else f"killed by signal {-status} ({_signal_name(-status)})"
-            os.write(self.log, f"worker {worker.proc.pid} ended: {how}\n".encode())
-            worker.end = how
+            worker.end = f"exit status {status}" if status >= 0 else f"killed by signal {-status}"
+            worker.end += f" ({signal.Signals(-status).name})" if status < 0 else ""
+            os.write(self.log, f"worker {worker.proc.pid} ended: {worker.end}\n".encode())
             worker.conn.close()
         return worker.end
-
-    @staticmethod
-    def remove_temporaries(outputs, pid: int) -> None:
-        """The temporary files a stopped worker left for the job's outputs (:mod:`beatflow.io.atomic`)."""
-        from beatflow.io.atomic import temporary_path
-
-        for path in outputs:
-            temporary_path(Path(path), pid).unlink(missing_ok=True)
-
-
-def _signal_name(number: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return "?"
