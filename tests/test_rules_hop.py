@@ -85,3 +85,26 @@ def test_no_science_module_imports_the_execution_layer():
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
             assert not any(name.startswith(EXECUTION) for name in names), f"{module} imports {names}"
+
+
+def test_the_holter_script_writes_each_output_where_the_rule_declares_it(tmp_path):
+    """Rule holter's outputs, named anywhere, through its script's main (as a warm worker or Snakemake runs it)."""
+    import numpy as np
+    import wfdb
+    from test_report_plots import FS, scores_rows
+    from test_worker import main_of, smk_of
+
+    from beatflow.io.tables import write_frame, write_signal
+
+    scores = scores_rows(150, 1.0)
+    write_frame(scores, tmp_path / "scores.parquet")
+    write_signal({"MLII": np.zeros(int(151 * FS), np.float32)}, FS, tmp_path / "signal.parquet", gpu=False)
+    out = tmp_path / "elsewhere"
+    (out / "annotations").mkdir(parents=True)
+    outputs = {"summary": out / "h.json", "annotations": out / "annotations" / "r.atr"}
+    outputs |= {"heart_rate_html": out / "hr.html", "heart_rate_png": out / "hr.png"}
+    inputs = {"signal": tmp_path / "signal.parquet", "scores": tmp_path / "scores.parquet"}
+    named = [{k: str(v) for k, v in files.items()} for files in (inputs, outputs)]
+    main_of("holter")(smk_of("holter", *named, tmp_path / "holter.log", {}, record="r"))
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["h.json", "hr.html", "hr.png", "r.atr"]
+    assert (wfdb.rdann(str(out / "annotations" / "r"), "atr").sample == scores.peak.to_numpy()).all()
