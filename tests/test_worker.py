@@ -405,7 +405,7 @@ def test_report_workers_retire_before_they_grow(demo_run, tmp_path, monkeypatch)
                 deadline = time.monotonic() + 60
                 while workers_log().count("group report") < 2 and time.monotonic() < deadline:
                     time.sleep(0.1)
-                assert "retiring after plot demo: 12 jobs" in workers_log()
+                assert "retiring after its job 12: 12 jobs" in workers_log()
                 assert workers_log().count("group report") == 2
     finally:
         owner.kill()

@@ -131,9 +131,14 @@ def claim(devices: list[str], lock_dir: Path = LOCK_DIR, per_device: int = 1) ->
 
 
 def claim_for_job(gpus: int, device: str) -> str | None:
-    """For a job holding ``gpus`` (its rule's ``resources: gpu``) with the config's ``device``, on a run with
-    several devices: the device this process now holds for the job's life, also set as
-    ``CUDA_VISIBLE_DEVICES``; else None."""
+    """On a run with several devices, for a GPU job on the GPU: the device this process now holds for the job's
+    life, also set as ``CUDA_VISIBLE_DEVICES``; else None.
+
+    Parameters
+    ----------
+    gpus : the rule's ``resources: gpu``.
+    device : the config's ``device`` (``cpu`` holds no GPU).
+    """
     devices = run_devices() if gpus and device != "cpu" else []
     if len(devices) < 2:  # none, or one: nothing to choose
         return None
@@ -147,7 +152,13 @@ SHARED: list[str] = []  # what configure_run did with the gpu resource, for the 
 def configure_run(workflow, device: str) -> None:
     """When a run's Snakefile is parsed, on a local run (no ``--jobs``, not a job's own Snakemake): share the
     devices out (:func:`share_devices`), refuse ``device: gpu`` without a GPU before any job, and tell the jobs
-    of ``auto`` without one (warm workers too) through ``BEATFLOW_DEVICE`` that they run on the CPU."""
+    of ``auto`` without one (warm workers too) through ``BEATFLOW_DEVICE`` that they run on the CPU.
+
+    Parameters
+    ----------
+    workflow : Snakemake's ``workflow`` object, as the Snakefile sees it.
+    device : the config's ``device``.
+    """
     from snakemake.exceptions import WorkflowError
     from snakemake.logging import logger
 

@@ -25,9 +25,7 @@ def submit(smk, main, age_s: float, device: str | None = None) -> tuple[bool | N
     try:
         run.private_directory()
         conn = Client(run.address, "AF_UNIX", authkey=run.token.encode())
-    except PermissionError as exc:
-        return None, str(exc)
-    except (OSError, EOFError, AuthenticationError) as exc:
+    except (OSError, EOFError, AuthenticationError) as exc:  # PermissionError: the run's directory not private
         return None, f"no warm worker of this run answers at {run.address} ({exc}); running the job here"
     env = {k: v for k, v in os.environ.items() if k.startswith("BEATFLOW_") or k in ("TMPDIR", "TMP", "TEMP")}
     script, shown, ended = str(Path(smk.scriptdir, f"{smk.rule}.py")), 0, False

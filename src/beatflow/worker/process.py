@@ -36,7 +36,8 @@ def listen(conn: Connection, jobs: queue.Queue, current: list, run) -> None:
             jobs.put(message)
         elif current:
             why = "its client is gone (Snakemake cancelled the job)" if message else "its Snakemake process is gone"
-            os.write(2, f"{current[0].rule} {_record(current[0])}: {why}: job stopped; worker exits\n".encode())
+            job = f"{current[0].rule} {current[0].wildcards.get('record', '')}"
+            os.write(2, f"{job}: {why}: job stopped; worker exits\n".encode())
             os._exit(75)
         elif message is None:
             run.remove()  # where Snakemake was killed, nobody else does
@@ -61,7 +62,7 @@ def main() -> None:
         current.clear()
         conn.send({"ok": ok, "retire": retire})
         if retire:
-            return print(f"retiring after {request['smk'].rule} {_record(request['smk'])}: {retire}", file=sys.stderr)
+            return print(f"retiring after its job {done}: {retire}", file=sys.stderr)
     print("its Snakemake process ended: exiting", file=sys.stderr)
 
 
@@ -79,7 +80,7 @@ def run_job(request: dict, where: str, group, done: int) -> tuple[bool, str]:
         log.info(
             "%s %s: the warm worker used %.2f s of CPU and imported %d modules, resident memory %.0f MB "
             "(the rule's benchmark file measures its script, which handed the job over)",
-            *(smk.rule, _record(smk), _cpu_s() - cpu0, len(sys.modules) - modules0, resident_mb()),
+            *(smk.rule, smk.wildcards.get("record", ""), _cpu_s() - cpu0, len(sys.modules) - modules0, resident_mb()),
         )
     except Exception:
         log.exception("%s failed in the warm worker", smk.rule)
@@ -114,10 +115,6 @@ def resident_mb() -> float:
 
 def _cpu_s() -> float:
     return sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
-
-
-def _record(smk) -> str:
-    return smk.wildcards.get("record", "")
 
 
 if __name__ == "__main__":

@@ -32,9 +32,15 @@ def why_not(workflow) -> str | None:
 
 
 def start_run(workflow, config: dict, records: int) -> None:
-    """Snakemake's ``onstart`` (only when there are jobs to run): drop the job-rate limiter of a local run (its
-    one-second timer only keeps Snakemake alive after the last job); where workers may serve the run, give it its
-    identity (``BEATFLOW_WORKER_RUN``, inherited by its jobs) and start its server and first workers."""
+    """Snakemake's ``onstart``, only when there are jobs to run: drop a local run's job-rate limiter (its 1-s
+    timer only keeps Snakemake alive after the last job); where workers may serve the run, give it its identity
+    (``BEATFLOW_WORKER_RUN``, inherited by its jobs) and start its server and first workers.
+
+    Parameters
+    ----------
+    workflow, config : Snakemake's ``workflow`` and ``config`` of the run.
+    records : how many records the run has (they size the pools).
+    """
     from snakemake.logging import logger
 
     from beatflow.gpus import SHARED, run_devices, run_jobs_per_device
@@ -65,17 +71,15 @@ class Server:
 
     def __init__(self, run: Run, config: dict, cores: int, records: int, devices: list[str], jobs_per_device: int):
         self.run, self.config, self.devices, self.slots, self.changed = run, config, devices, {}, threading.Condition()
-        # On a GPU run a GPU group's pool per device is fixed: the GPU jobs sharing a device spread over the GPU
-        # groups, at most one per record (a worker costs a CUDA context and seconds of warm-up; a GPU job, less).
+        # On a GPU run a GPU group's pool per device is fixed: the GPU jobs sharing a device over the GPU groups, at
+        # most one per record (a worker costs a CUDA context and seconds of warm-up, a GPU job less). First
+        # workers: a GPU group's pool (one on the CPU); report: one per core, at most two per record (one started
+        # later makes its job wait seconds for holoviews).
         gpu_groups = [name for name, group in GROUPS.items() if group.gpu_libraries]
         pool = max(1, min(records, -(-jobs_per_device // len(gpu_groups)))) if devices else None
         self.fixed = {name: pool for name in gpu_groups}
-        # Started with the run: a GPU group's whole pool (one on the CPU); report workers one per core, at most
-        # two per record (one started later makes its job wait seconds for holoviews).
-        self.first = {
-            name: self.fixed.get(name) or (max(2, min(cores, 2 * records)) if name == "report" else 1)
-            for name in GROUPS
-        }
+        report = max(2, min(cores, 2 * records))
+        self.first = {name: self.fixed.get(name) or (report if name == "report" else 1) for name in GROUPS}
 
     def start(self, first_workers: bool = True) -> None:
         """Listen, and start every group's first workers (a GPU group's on the first of several devices)."""
