@@ -5,7 +5,7 @@ def main(smk):
     from beatflow.backend import select_backend
     from beatflow.embed.rows import EmbedParams, embed
 
-    backend = select_backend(smk.config["device"], needs=("kvikio", "numba.cuda"))
+    backend = select_backend(smk.config["device"], needs=("cudf", "kvikio", "numba.cuda"))
     p = EmbedParams.from_config(smk.params.embed)
     embed(smk.wildcards.record, dict(smk.input.items()), dict(smk.output.items()), p, backend)
 

@@ -5,7 +5,7 @@ def main(smk):
     from beatflow.backend import select_backend
     from beatflow.score.scores import ScoreParams, score
 
-    backend = select_backend(smk.config["device"], needs=("kvikio", "torch"))
+    backend = select_backend(smk.config["device"], needs=("cudf", "kvikio", "torch"))
     p = ScoreParams.from_config(smk.params.score)
     score(smk.wildcards.record, dict(smk.input.items()), dict(smk.output.items()), p, backend)
 

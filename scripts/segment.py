@@ -6,7 +6,7 @@ def main(smk):
     from beatflow.detect.params import SegmentParams
     from beatflow.detect.segment import segment
 
-    backend = select_backend(smk.config["device"], needs=("numba.cuda",))
+    backend = select_backend(smk.config["device"], needs=("cudf", "numba.cuda"))
     p = SegmentParams.from_config(smk.params.segment)
     segment(smk.wildcards.record, dict(smk.input.items()), dict(smk.output.items()), p, backend)
 

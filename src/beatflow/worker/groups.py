@@ -32,7 +32,7 @@ GROUPS = {
         TABLES + "beatflow.detect.segment beatflow.detect.adaptive beatflow.detect.fusion beatflow.detect.nms "
         "beatflow.detect.searchback beatflow.detect.veto beatflow.dsp.filters beatflow.embed.rows "
         "beatflow.embed.kernels beatflow.io.arrays scipy.fft scipy.signal",
-        ("kvikio", "numba.cuda"),
+        ("cudf", "kvikio", "numba.cuda"),  # cudf: the signal's reader
         warm_up="warm_up_detect",
     ),
     "learn": Group(  # evaluate: right after score, and never in plot's way
@@ -41,7 +41,7 @@ GROUPS = {
         "beatflow.learn.adam beatflow.learn.augment beatflow.learn.model beatflow.score.scores beatflow.score.families "
         "beatflow.score.morphology beatflow.classify.features beatflow.classify.model beatflow.classify.kmeans "
         "beatflow.classify.trees beatflow.holter.af beatflow.evaluate beatflow.io.arrays beatflow.io.truth",
-        ("kvikio", "torch"),
+        ("cudf", "kvikio", "torch", "cupyx.scipy.signal"),  # score: the signal's reader, the classes' resampler
         warm_up="warm_up_learn",
     ),
     "report": Group(  # bokeh Documents and matplotlib state grow with every figure: report workers retire early
