@@ -60,9 +60,10 @@ def main() -> None:
         done += 1
         ok, retire = run_job(request, f"{where}, its job {done}", GROUPS[setup["group"]], done)
         current.clear()
-        conn.send({"ok": ok, "retire": retire})
+        conn.send({"ok": ok, "retire": retire})  # the outcome first: Snakemake goes on while this worker tidies up
         if retire:
             return print(f"retiring after its job {done}: {retire}", file=sys.stderr)
+        release_memory()
     print("its Snakemake process ended: exiting", file=sys.stderr)
 
 
@@ -87,7 +88,6 @@ def run_job(request: dict, where: str, group, done: int) -> tuple[bool, str]:
         return False, "an unexpected error"  # a CUDA fault can poison the process
     finally:
         logging.basicConfig(handlers=[logging.StreamHandler(sys.stderr)], force=True)
-        release_memory()
     rss = resident_mb()
     if done >= group.max_jobs or rss > group.max_rss_mb:
         return (
