@@ -10,7 +10,7 @@ import sys
 import pytest
 from conftest import ROOT, copy_project
 
-DOCS = [ROOT / "README.md", ROOT / "config" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "config" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 NOT_PLANNED = ("--profile workflow/profiles/slurm", "--unlock", "--report")  # a cluster; a lock; a finished run
 
 

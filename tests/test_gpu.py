@@ -273,8 +273,8 @@ def test_gpu_training_finds_the_beats_cpu_training_finds(scored, record_property
 
     The order among normal beats, all well below the threshold, is noise across draws, so the rank correlation
     over all beats is bounded loosely and the top of the ranking and the flagged beats tightly; the bounds sit
-    below those of two CPU draws and of the GPU (docs/experiments.md §10): a GPU training that learns nothing,
-    or scores on a wrong scale, fails."""
+    below those of two CPU draws and of the GPU (docs/experiments/benchmarks.md §10): a GPU training that learns
+    nothing, or scores on a wrong scale, fails."""
     (cpu_scores, cpu_eval), (gpu_scores, gpu_eval) = scored["cpu"], scored["gpu"]
     figures = agreement(gpu_scores, cpu_scores)
     figures |= {

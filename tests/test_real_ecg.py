@@ -3,7 +3,7 @@ annotations), as config/examples/mitdb.tsv lays a sheet out, through `snakemake 
 copy of the project. Skips where the records are absent (../shared/mitdb beside the checkout).
 
 Record 208 is chosen for its ventricular beats: 2,955 reference beats, of them 992 V and 373 F (the
-database's own counts). The floors sit below what the CPU workflow reaches on it (docs/experiments.md §10).
+database's own counts). The floors sit below what the CPU workflow reaches on it (docs/experiments/benchmarks.md §10).
 """
 
 import json

@@ -333,29 +333,3 @@ def test_cohort_figure_axes_in_words_with_units():
     from matplotlib.colors import to_rgb
 
     assert colours == [tuple(np.round(to_rgb(REASON_COLOURS[r]), 3)) for r in ("morphology", "rhythm")]
-
-
-def test_holter_rule_writes_each_output_where_the_rule_declares_it(tmp_path):
-    import wfdb
-
-    from beatflow.io.tables import write_frame, write_signal
-    from beatflow.job import Files, Job
-    from beatflow.rules import holter
-
-    scores = scores_rows(150, 1.0)
-    write_frame(scores, tmp_path / "scores.parquet")
-    write_signal({"MLII": np.zeros(int(151 * FS), np.float32)}, FS, tmp_path / "signal.parquet", gpu=False)
-    out = tmp_path / "elsewhere"
-    outputs = {
-        "summary": str(out / "h.json"),
-        "annotations": str(out / "annotations" / "r.atr"),
-        "heart_rate_html": str(out / "hr.html"),
-        "heart_rate_png": str(out / "hr.png"),
-    }
-    (out / "annotations").mkdir(parents=True)
-    inputs = {"signal": str(tmp_path / "signal.parquet"), "scores": str(tmp_path / "scores.parquet")}
-    job = Job("holter", {"record": "r"}, Files(list(inputs.values()), inputs), Files([], outputs), Files(), {}, {})
-    holter(job)
-    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["h.json", "hr.html", "hr.png", "r.atr"]
-    ann = wfdb.rdann(str(out / "annotations" / "r"), "atr")
-    assert (ann.sample == scores.peak.to_numpy()).all()

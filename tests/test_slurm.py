@@ -33,7 +33,7 @@ GPU_RULES = set(GPU_STAGES)
 CPU_RULES = {"plot", "holter", "holter_report", "evaluate"}
 GPU_LIBRARIES = ("cupy", "cudf", "kvikio", "rmm", "torch", "numba.cuda")
 # The records' anomaly scores against their truth (contracts.check_evaluation): floors below what the CPU
-# workflow reaches on them (docs/experiments.md §10).
+# workflow reaches on them (docs/experiments/benchmarks.md §10).
 MIN_AUROC = 0.97
 LABEL_FLOORS = {"V": 0.97, "A": 0.9, "L": 0.9}
 

@@ -77,7 +77,7 @@ def test_plots_exist(demo_run):
 
 
 def test_evaluation_on_demo_truth(demo_run):
-    """Floors below what the CPU workflow reaches on the demo (docs/experiments.md §10)."""
+    """Floors below what the CPU workflow reaches on the demo (docs/experiments/benchmarks.md §10)."""
     e = check_evaluation(
         results(demo_run), min_detection=0.99, min_auroc=0.99, labels={"V": 0.99, "A": 0.99, "L": 0.99}
     )

@@ -16,7 +16,7 @@ The detector, per RR interval ``r(n)`` (seconds):
 5. AF where the output exceeds η = 0.725.
 
 Published constants (the paper's, as a public re-implementation lists them: tabaraei/LTAF-detection), none
-per record (how these stages alone fare on DS1: ``docs/experiments.md``). What beatflow adds:
+per record (how these stages alone fare on DS1: ``docs/experiments/holter.md`` §14). What beatflow adds:
 
 - beats classed ventricular (``V``) or fusion (``F``) are taken out before step 1: both intervals that touch
   such a beat are dropped and the series closes over them (a premature ventricular beat's morphology is
@@ -50,7 +50,7 @@ per record (how these stages alone fare on DS1: ``docs/experiments.md``). What b
   premature (RR at least the episode's median) and not classed V, F or Q. Sinus beats share a P wave there; in
   AF the fibrillatory waves are not locked to the QRS. The threshold lies in the gap between the values of AF
   and of other candidate episodes; the check is what stops ectopy that the classes missed from reading as AF
-  (``docs/experiments.md``). Before that check, the episode's edges are trimmed, :data:`P_TRIM_BEATS` = 15
+  (``docs/experiments/holter.md`` §14). Before that check, the episode's edges are trimmed, :data:`P_TRIM_BEATS` = 15
   beats at a time (while 30 or more remain), while such an edge window's consistency reaches :data:`P_TRIM` =
   0.7 (above what edge windows inside AF reach): sinus rhythm with P waves next to AF, whose RR irregularity
   (frequent ectopy) the RR stages cannot tell from AF.
@@ -77,7 +77,7 @@ P_WAVE_MAX = 0.5  # an episode whose beats' P-wave consistency reaches this is n
 P_WINDOW_S = (0.30, 0.08)  # the P wave's window before the R peak (s)
 P_MIN_BEATS = 8  # fewer usable beats than this show nothing
 P_TRIM = 0.7  # an episode's edge window of P_TRIM_BEATS beats with this P-wave consistency is trimmed
-P_TRIM_BEATS = 15  # on MIT-BIH 201 (tuned there; 30 before): docs/experiments.md
+P_TRIM_BEATS = 15  # on MIT-BIH 201 (tuned there; 30 before): docs/experiments/holter.md §14
 P_MAX_BEATS = 300
 ECTOPIC = ("V", "F")  # classes whose intervals leave the RR series
 V_RUN = 3  # a run of this many V beats (ventricular tachycardia) ends AF: the series is cut there

@@ -32,7 +32,7 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
   on any lead readable all through the interval, band-passed 5–20 Hz (the QRS band), the largest absolute
   value inside the interval (from 250 ms after its first beat to 250 ms before its last) reaches
   :data:`PAUSE_QRS_RATIO` of the flanking R waves' (the threshold lies between the ratios of annotated pauses
-  and of pauses made by a missed beat: ``docs/experiments.md``). ``notes`` counts those left out.
+  and of pauses made by a missed beat: ``docs/experiments/holter.md`` §9). ``notes`` counts those left out.
 - AF: episodes from :func:`beatflow.holter.af.detect_af` (or given), ``burden`` = AF time within the analysed
   time / ``analysed_s``.
 - HRV over analysable NN intervals (both beats N, outside AF, neither beat next to a beat that is not N: the

@@ -416,7 +416,7 @@ def gallery_plot(
     its class colour, time from the R peak (the rows start ``pre_peak_s`` before it), with a 1 mV bar. Beside
     each trace, clear of it, two lines: beat, time (:func:`beatflow.holter.clock.at` of ``start``), class and
     family; reason, score and the RR intervals before and after (``info``'s ``rr_before_s`` / ``rr_after_s``
-    where it has them). One panel: a layout of k panels renders far slower (docs/design.md)."""
+    where it has them). One panel: a layout of k panels renders far slower (docs/experiments/speed.md §5.5)."""
     hv = load_holoviews()
     t = np.arange(rows.shape[1]) / fs - pre_peak_s
     finite = np.concatenate([rows[np.isfinite(rows)], normal[np.isfinite(normal)], [0.0]])
