@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from beatflow import synth
-from beatflow.classify import features, model
+from beatflow.classify import context, features, model
 from beatflow.classify.kmeans import kmeans
 from beatflow.errors import BeatflowError
 
@@ -80,6 +80,48 @@ def test_steady_sinus_rhythm_at_any_rate_is_normal(bpm):
     leads, peaks = record(times, labels, 128.0)
     cls, _ = model.classify(leads, 128.0, peaks)
     assert (cls == "N").mean() >= 0.99
+
+
+def rhythm(rr, shapes=None):
+    """Beat times (s) for the intervals ``rr`` and, by default, every beat N."""
+    times = 0.5 + np.cumsum(rr)
+    return times, np.full(len(times), "N") if shapes is None else shapes
+
+
+def test_a_supraventricular_run_is_s_beat_by_beat():
+    """Sinus rhythm at 75 bpm broken twice by a run of 30 atrial beats at 133 bpm that starts and ends at once
+    (other P wave, normal QRS): every beat of each run S, however little prematurity it shows against the run
+    before it; the sinus beats N."""
+    rr = np.full(400, 0.8)
+    run = np.r_[100:130, 250:280]
+    rr[run] = 0.45
+    shapes = np.full(len(rr), "N")
+    shapes[run] = "A"
+    times, labels = rhythm(rr, shapes)
+    leads, peaks = record(times, labels, 250.0)
+    cls, p = model.classify(leads, 250.0, peaks)
+    assert (cls[run] == "S").mean() >= 0.95
+    assert (np.delete(cls, run) == "N").mean() >= 0.99
+    assert ((p > 0.25) & (p <= 1)).all()
+
+
+def test_runs_need_a_sudden_onset_an_s_beat_first_and_no_v():
+    """The run rule on given classes: a stretch that starts with an S beat at a sudden shortening of the RR
+    interval (by more than ONSET) and keeps its rate is S throughout; not when the rate rises gradually
+    (sinus tachycardia: 1 % a beat), when the stretch's first beat is N, or when a beat in it is V."""
+    rr = np.full(200, 0.8)
+    rr[80:120] = 0.5
+    times, cls = rhythm(rr)
+    cls[80] = "S"
+    assert np.flatnonzero(context.supraventricular_runs(times, cls)).tolist() == list(range(81, 120))
+    assert not context.supraventricular_runs(times, np.where(np.arange(200) == 80, "N", cls)).any()
+    with_v = cls.copy()
+    with_v[100] = "V"
+    assert not context.supraventricular_runs(times, with_v).any()
+    ramp = 0.8 * 0.99 ** np.minimum(np.arange(200), 50)
+    ramp_times, ramp_cls = rhythm(ramp)
+    ramp_cls[[10, 30, 50]] = "S"
+    assert not context.supraventricular_runs(ramp_times, ramp_cls).any()
 
 
 def test_one_lead_record_is_classified():

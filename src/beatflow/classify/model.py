@@ -73,19 +73,20 @@ def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray
 
 
 def decide(prob: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
-    """Each beat's class (the most probable) and ``class_p``, its probability; then the rhythm context: inside
-    atrial fibrillation or flutter (:func:`beatflow.holter.af.detect_af` on these classes, its P-wave check on
-    ``signal`` when given: a callable returning ``(leads, fs)``), irregularity is not prematurity, so an S beat
-    is N there, with ``class_p`` the probability that it is N or S."""
-    from beatflow.holter.af import detect_af
+    """Each beat's class (the most probable) and ``class_p``, its probability; then the rhythm context
+    (:mod:`beatflow.classify.context`): the N beats of a supraventricular run are S, then the S beats inside
+    atrial fibrillation or flutter N (its P-wave check on ``signal`` when given: a callable returning
+    ``(leads, fs)``); such a beat's ``class_p`` is the probability that it is N or S."""
+    from beatflow.classify.context import in_atrial_fibrillation, supraventricular_runs
 
     n = len(prob)
     best = prob.argmax(1) if n else np.zeros(0, np.int64)
     cls, p = np.array(CLASSES)[best], prob[np.arange(n), best]
-    s, normal = CLASSES.index("S"), CLASSES.index("N")
-    for start, end in detect_af(time_s, cls, signal=signal):
-        supra = (time_s >= start) & (time_s <= end) & (cls == "S")
-        cls[supra], p[supra] = "N", prob[supra, normal] + prob[supra, s]
+    either = prob[:, CLASSES.index("N")] + prob[:, CLASSES.index("S")]
+    run = supraventricular_runs(time_s, cls)
+    cls[run], p[run] = "S", either[run]
+    af = in_atrial_fibrillation(time_s, cls, signal)
+    cls[af], p[af] = "N", either[af]
     return cls, p
 
 

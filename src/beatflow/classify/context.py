@@ -1,0 +1,68 @@
+"""The rhythm context of the beat classes: rules over the trees' classes (:func:`beatflow.classify.model.decide`)
+that see a whole run or episode, where the trees see one beat and its neighbours.
+
+1. *Supraventricular runs* (:func:`supraventricular_runs`). The RR series is cut into stretches wherever an
+   interval differs from the one before by more than :data:`ONSET` (15 %): the sudden-onset criterion of
+   tachycardia discrimination (Swerdlow et al., JACC 1994: an interval below a programmed share, some 80–90 %,
+   of those before it starts a tachycardia; sinus tachycardia speeds up and slows down gradually). A stretch of
+   at least :data:`RUN_BEATS` beats whose intervals are, on geometric average, at most ``1 − ONSET`` of the
+   :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it, begun by a beat the trees
+   class S and holding none they class V, is a supraventricular tachycardia: its N beats are S (the MIT-BIH
+   annotators label every beat of such a run S). The trees judge each beat against its local rhythm, which a
+   run of tens of beats becomes, so they see the run's first beat only.
+2. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
+   :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
+   (Teijeiro et al. 2018).
+
+A beat a rule moves between N and S keeps as ``class_p`` the probability that it is N or S.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ONSET = 0.15  # an interval this much shorter or longer than the one before starts a new stretch
+RUN_BEATS = 3  # a run: at least this many beats (EC57's and the Holter summary's supraventricular run)
+
+
+def stretches(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(starts, ends, ratio)``: the stretches of beats at ``time_s`` (beat indices, ``ends`` exclusive) between
+    sudden changes of the RR interval, and each stretch's intervals over those of the
+    :data:`~beatflow.classify.features.LOCAL_BEATS` beats on either side (geometric means). The first beat
+    takes the second's interval."""
+    from beatflow.classify.features import LOCAL_BEATS
+
+    log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
+    log_rr = np.r_[log_rr[:1], log_rr]
+    n = len(log_rr)
+    starts = np.flatnonzero(np.r_[True, np.abs(np.diff(log_rr)) > -np.log(1 - ONSET)])
+    ends = np.r_[starts[1:], n]
+    total = np.r_[0.0, np.cumsum(log_rr)]
+    inside = (total[ends] - total[starts]) / (ends - starts)
+    before, after = np.maximum(starts - LOCAL_BEATS, 0), np.minimum(ends + LOCAL_BEATS, n)
+    around_n = (starts - before) + (after - ends)
+    around = ((total[starts] - total[before]) + (total[after] - total[ends])) / np.maximum(around_n, 1)
+    return starts, ends, np.exp(inside - np.where(around_n > 0, around, inside))
+
+
+def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
+    """Which beats (a boolean mask) rule 1 of the module docstring turns from N to S."""
+    out = np.zeros(len(cls), bool)
+    if len(cls) < RUN_BEATS:
+        return out
+    for start, end, ratio in zip(*stretches(time_s)):
+        run = cls[start:end]
+        if end - start >= RUN_BEATS and ratio <= 1 - ONSET and run[0] == "S" and not (run == "V").any():
+            out[start:end] = run == "N"
+    return out
+
+
+def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> np.ndarray:
+    """Which beats (a boolean mask) rule 2 of the module docstring turns from S to N; ``signal``: a callable
+    returning ``(leads, fs)`` for the episodes' P-wave check."""
+    from beatflow.holter.af import detect_af
+
+    out = np.zeros(len(cls), bool)
+    for start, end in detect_af(time_s, cls, signal=signal):
+        out |= (time_s >= start) & (time_s <= end) & (cls == "S")
+    return out
