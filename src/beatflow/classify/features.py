@@ -62,6 +62,8 @@ TIMING = (
 SHAPE = tuple(f"{w}_{m}_{agg}" for w in WINDOWS_S for m in ("corr", "amp") for agg in ("mean", "min", "max")) + (
     "qrs_width_ratio",
     "noise_max",
+    "p_alone_corr",
+    "p_alone_amp",
     "prev_qrs_corr",
     "next_qrs_corr",
     "local_p_corr",
@@ -157,6 +159,16 @@ def _spread(w, xp):
     return xp.sqrt((e * (t - centre[..., None]) ** 2).sum(-1) / total)
 
 
+def _without_previous(w, centres, previous, whole, lo: int, whole_lo: int, xp):
+    """Windows ``w`` ``[beats, leads, W]`` starting ``lo`` samples from ``centres``, less the sinus beat
+    ``whole`` ``[leads, V]`` (starting ``whole_lo`` from its R peak) placed at each beat's ``previous`` R peak:
+    the window with the previous beat's T wave taken out (average beat subtraction)."""
+    pos = (centres - previous)[:, None] + xp.arange(lo - whole_lo, lo - whole_lo + w.shape[-1])[None, :]
+    inside = (pos >= 0) & (pos < whole.shape[-1])
+    before = whole[:, xp.clip(pos, 0, whole.shape[-1] - 1)].transpose(1, 0, 2)
+    return w - before * inside[:, None, :]
+
+
 def _best_shift(x, peaks, template, lo: int, shift: int, xp):
     """Per beat, the shift within ``±shift`` samples where its QRS correlates best with ``template``
     ``[leads, W]`` (summed over leads), its window starting ``lo`` samples from the peak."""
@@ -218,6 +230,13 @@ def shape(x, peaks, fs: float, regular: np.ndarray, xp=np) -> dict[str, np.ndarr
                 out[f"{k}_{m}_mean"][rows] = v.mean(-1)
                 out[f"{k}_{m}_min"][rows] = v.min(-1)
                 out[f"{k}_{m}_max"][rows] = v.max(-1)
+            if k == "p":
+                previous = aligned[max(start - 1, 0) : rows.stop - 1]
+                if start == 0:
+                    previous = xp.concatenate([xp.asarray([-(10**9)], previous.dtype), previous])
+                alone = _without_previous(w, centres, previous, templates["whole"], a, whole[0], xp)
+                corr, amp = _corr_amp(alone, templates["p"], xp)
+                out["p_alone_corr"][rows], out["p_alone_amp"][rows] = corr.mean(-1), amp.mean(-1)
             if k == "qrs":
                 width = _spread(w, xp)
                 out["qrs_width_ratio"][rows] = xp.log(xp.maximum(width, 1e-6) / max(template_width, 1e-6))
