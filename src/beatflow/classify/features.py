@@ -17,7 +17,9 @@ names matter).
    outnumber it; each beat aligned to it at the best shift within :data:`SHIFT_S`.
 4. *Shape*: per window (P wave, QRS, T wave: :data:`WINDOWS_S`) and lead, the correlation with the template
    and the log RMS ratio to it; the QRS width (RMS time spread of its slope energy) as a log ratio to the
-   template's; the beat's high-frequency content against the template's (noise).
+   template's; the beat's high-frequency content against the template's (noise); the P-wave window again with
+   the template placed at the previous R peak subtracted (average beat subtraction: the previous beat's T wave
+   taken out, so that a premature beat's own P wave shows, or its absence), against the template's P wave.
 5. *Context*: the previous and next beats' QRS correlation and prematurity (runs, couplets), and the running
    median of the P-wave and QRS correlations (P waves absent for a stretch: atrial fibrillation or flutter).
 6. *Family*: the record's beats grouped by shape (:data:`FAMILIES`, k-means over :data:`FAMILY_BY`), and per
