@@ -66,37 +66,50 @@ def fit(records: list[RecordRows]):
     return lightgbm.train(PARAMS, lightgbm.Dataset(x, y, weight=w), ROUNDS)
 
 
-def scored(records: list[RecordRows], booster) -> dict:
-    """Per record and gross EC57 figures of the booster's classes (:func:`beatflow.evaluate.class_figures`)."""
+def record_classes(rows: RecordRows, booster) -> np.ndarray:
+    """The classes ``booster`` and the rhythm context give the detected beats of ``rows``."""
+    classes, _ = decide(probabilities(rows.features, booster), rows.peak / rows.fs, lambda: record_leads(rows))
+    return classes
+
+
+def scored(records: list[RecordRows], booster, events=None) -> dict:
+    """Per record and gross EC57 figures of the booster's classes (:func:`beatflow.evaluate.class_figures`);
+    with ``events`` (a callable of a record's rows and classes), also what it returns per record."""
     from beatflow.evaluate import class_figures, cohort_class_figures
 
-    per_record = {}
+    per_record, per_events = {}, {}
     for r in records:
-        classes, _ = decide(probabilities(r.features, booster), r.peak / r.fs, lambda r=r: record_leads(r))
+        classes = record_classes(r, booster)
         per_record[r.record] = class_figures(r.reference, classes[r.scored], *r.matched)
-    return {"gross": cohort_class_figures(per_record), "records": per_record}
+        if events is not None:
+            per_events[r.record] = events(r, classes)
+    out = {"gross": cohort_class_figures(per_record), "records": per_record}
+    return out | ({"events": per_events} if events is not None else {})
 
 
-def grouped_folds(records: list[RecordRows], booster_of) -> dict:
+def grouped_folds(records: list[RecordRows], booster_of, events=None) -> dict:
     """Figures of every record scored by a model fitted on the other folds (records dealt round-robin)."""
     from beatflow.evaluate import cohort_class_figures
 
-    per_record = {}
+    per_record, per_events = {}, {}
     for k in range(FOLDS):
         held = [r for i, r in enumerate(records) if i % FOLDS == k]
         rest = [r for i, r in enumerate(records) if i % FOLDS != k]
-        per_record.update(scored(held, booster_of(rest))["records"])
-    return {"gross": cohort_class_figures(per_record), "records": per_record}
+        fold = scored(held, booster_of(rest), events)
+        per_record.update(fold["records"])
+        per_events.update(fold.get("events", {}))
+    out = {"gross": cohort_class_figures(per_record), "records": per_record}
+    return out | ({"events": per_events} if events is not None else {})
 
 
-def cross_database(a: list[RecordRows], b: list[RecordRows]) -> dict:
+def cross_database(a: list[RecordRows], b: list[RecordRows], events=None) -> dict:
     """The protocol of the module docstring on the records of two databases: name → per record and gross
-    figures."""
+    figures (and ``events`` of each record scored out of database, as :func:`scored`)."""
     na, nb = a[0].database, b[0].database
     return {
-        f"{na} → {nb}": scored(b, fit(a)),
-        f"{nb} → {na}": scored(a, fit(b)),
-        f"{FOLDS}-fold by record, both": grouped_folds(a + b, fit),
+        f"{na} → {nb}": scored(b, fit(a), events),
+        f"{nb} → {na}": scored(a, fit(b), events),
+        f"{FOLDS}-fold by record, both": grouped_folds(a + b, fit, events),
         f"{na} → {na} (in database)": scored(a, fit(a)),
         f"{nb} → {nb} (in database)": scored(b, fit(b)),
     }
