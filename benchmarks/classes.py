@@ -92,7 +92,10 @@ def markdown(report: dict, seconds: float) -> str:
 def holter_events(rows, classes) -> dict:
     """The Holter summary of a record's detected beats and ``classes`` (signal quality, pauses and the AF
     detector's P-wave check on its leads) against the summary of its annotated beats and rhythms
-    (:func:`beatflow.holter.agreement.agreement`); the annotators' ventricular flutter left out of both."""
+    (:func:`beatflow.holter.agreement.agreement`); the annotators' ventricular flutter left out of both;
+    ``rhythm_labels``: whether the annotations label rhythms at all (svdb's do not: its AF is unknown)."""
+    import wfdb
+
     from beatflow.classify.dataset import record_leads
     from beatflow.holter.agreement import agreement
     from beatflow.holter.reference import read_reference
@@ -110,7 +113,8 @@ def holter_events(rows, classes) -> dict:
     reference = summary_from_beats(
         rows.record, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
     )
-    return agreement(summary, reference)
+    notes = wfdb.rdann(str(rows.source), "atr").aux_note or []
+    return agreement(summary, reference) | {"rhythm_labels": any(n.startswith("(") for n in notes)}
 
 
 def events_table(report: dict) -> list[str]:
@@ -119,14 +123,18 @@ def events_table(report: dict) -> list[str]:
 
     rows = [
         "| fitted on → scored on | V runs Se / +P % (found / reference) | V couplets Se / +P % "
-        "| S runs Se / +P % (found / reference) | S couplets Se / +P % | AF duration Se / +P % |",
+        "| S runs Se / +P % (found / reference) | S couplets Se / +P % "
+        "| AF duration Se / +P % (records of a database with rhythm labels) |",
         "|---|---|---|---|---|---|",
     ]
     for name, figures in report.items():
         if "events" not in figures:
             continue
-        g = gross(list(figures["events"].values()))
-        v, s, af = g["ventricular"], g["supraventricular"], g["af"]
+        events = list(figures["events"].values())
+        g = gross(events)
+        v, s = g["ventricular"], g["supraventricular"]
+        labelled = [e for e in events if e["rhythm_labels"]]
+        af = gross(labelled)["af"] if labelled else {"duration_se": None, "duration_ppv": None}
 
         def pair(f, counts=False):
             text = f"{pct(f['se'])} / {pct(f['ppv'])}"
