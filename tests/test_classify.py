@@ -163,6 +163,26 @@ def test_a_classifier_file_for_other_features_is_refused(tmp_path):
         model.load(path)
 
 
+def test_detections_without_a_reference_beat_are_learnt_as_q():
+    """Training rows: each detection takes its matched reference beat's class; one that matches none (noise, a
+    T wave counted twice) is Q, so that the trees learn noise apart from ventricular beats; every class's rows
+    weigh in proportion to the square root of its count."""
+    from pathlib import Path
+
+    from beatflow.classify.dataset import RecordRows
+    from beatflow.classify.fit import training_set
+
+    label = np.array(["N"] * 16 + ["V"] * 4 + ["-"])
+    rows = RecordRows(
+        "r", "db", Path("r"), np.zeros((len(label), 2)), label, np.arange(len(label)), 250.0,
+        np.ones(len(label), bool), label, (np.zeros(0, int), np.zeros(0, int)),
+    )  # fmt: skip
+    _, y, w = training_set([rows])
+    assert [model.CLASSES[i] for i in y] == ["Q" if c == "-" else c for c in label]
+    totals = {c: w[y == model.CLASSES.index(c)].sum() for c in ("N", "V", "Q")}
+    assert totals["N"] / totals["Q"] == pytest.approx(4.0) and totals["V"] / totals["Q"] == pytest.approx(2.0)
+
+
 def test_kmeans_is_deterministic_and_separates_two_groups():
     rng = np.random.default_rng(0)
     f = np.r_[rng.normal(0, 1, (300, 3)), rng.normal(8, 1, (30, 3))]

@@ -42,11 +42,13 @@ ROUNDS = 300
 
 
 def training_set(records: list[RecordRows]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(features, class index, weight)`` of the beats matched to an N, S, V or F reference beat."""
+    """``(features, class index, weight)`` of the detected beats: each matched reference beat's AAMI class, a
+    detection that matches none (noise, a T wave counted twice) Q."""
     xs, ys, ws = [], [], []
     for r in records:
-        keep = np.isin(r.label, CLASSES)
-        y = np.array([CLASSES.index(c) for c in r.label[keep]], dtype=np.int64)
+        label = np.where(r.label == "-", "Q", r.label)
+        keep = np.isin(label, CLASSES)
+        y = np.array([CLASSES.index(c) for c in label[keep]], dtype=np.int64)
         counts = np.bincount(y, minlength=len(CLASSES))
         xs.append(r.features[keep])
         ys.append(y)

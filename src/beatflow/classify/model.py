@@ -14,7 +14,9 @@ import numpy as np
 from beatflow.errors import BeatflowError
 
 MODEL_FILE = Path(__file__).with_name("beat_classes.json")
-CLASSES = ("N", "S", "V", "F")  # the classes it gives (EC57's Q, paced and unclassifiable beats, is not learnt)
+# the classes it gives; Q (EC57's unclassifiable) is learnt from the detections that match no annotated beat
+# (noise, a T wave counted twice) and the annotated Q beats, so that noise is not ventricular
+CLASSES = ("N", "S", "V", "F", "Q")
 
 
 @lru_cache(maxsize=4)
