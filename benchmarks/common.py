@@ -16,11 +16,12 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from beatflow.classify.fit import DATABASES
 from beatflow.io import ARTIFACTS, artifact_paths  # noqa: F401 (the benchmarks take them from here)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-MITDB = ROOT.parent / "shared" / "mitdb"  # the 22 DS1 records of the MIT-BIH Arrhythmia Database, with .atr
+MITDB, SVDB = DATABASES  # ../shared's 22 DS1 MIT-BIH records and 39 svdb records, with .atr
 PROJECT_FILES = ("Snakefile", "workflow", "scripts", "config", "environment.yml")
 GENERATED = "resources"  # the demo's generated input, copied into a scratch project
 RECORDS = "data"  # records and sheets (synthetic 20 h records, MIT-BIH), linked from a scratch project

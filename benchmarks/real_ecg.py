@@ -1,8 +1,9 @@
 """beatflow on real ECG: the workflow on annotated WFDB records (by default ``../shared/mitdb``, the 22 DS1
-records of the MIT-BIH Arrhythmia Database), beside three open R-peak detectors, evaluated as ANSI/AAMI EC57.
+records of the MIT-BIH Arrhythmia Database, and ``../shared/svdb``, 39 records of the MIT-BIH Supraventricular
+Arrhythmia Database), beside three open R-peak detectors, evaluated as ANSI/AAMI EC57.
 
-    python -m benchmarks.real_ecg                     # benchmarks/results/real-ecg-<date>.json, docs/real_ecg.md
-    python -m benchmarks.real_ecg --records 203,208   # a subset; writes to a temporary folder unless --json/--md
+    python -m benchmarks.real_ecg          # benchmarks/results/real-ecg-<folder>-<date>.json each, docs/real_ecg.md
+    python -m benchmarks.real_ecg --data ../shared/mitdb --records 203,208   # a subset, to a temporary folder
 
 The workflow runs once, as a user would run it: a records sheet pointing at the WFDB records and their
 ``.atr`` annotations, ``snakemake --cores N --resources gpu=1`` in a fresh copy of the project
@@ -25,12 +26,16 @@ import json
 import tempfile
 from pathlib import Path
 
-from benchmarks.common import MITDB, RESULTS, ROOT, auc, pct, relative, today, write_json
+from benchmarks.common import MITDB, RESULTS, ROOT, SVDB, auc, pct, relative, today, write_json
 from benchmarks.references import DETECTORS, chosen, detect, detection_figures, machine, warm_up
 from benchmarks.run_workflow import run_backend
 
 CLASSES = ("V", "S")
 LABELS = {"beatflow": "beatflow", "sleepecg": "sleepecg", "neurokit2": "NeuroKit2", "xqrs": "XQRS"}
+DATABASE_NAMES = {
+    "mitdb": "MIT-BIH Arrhythmia Database, DS1 (360 Hz)",
+    "svdb": "MIT-BIH Supraventricular Arrhythmia Database (128 Hz)",
+}
 
 
 def records_in(data: Path, only: list[str] | None) -> list[str]:
@@ -86,33 +91,41 @@ def names(result: dict) -> tuple[str, ...]:
     return tuple(result["gross"])
 
 
-def markdown(result: dict) -> str:
-    return (
-        "\n".join(
-            header(result)
-            + anomaly_lines(result)
-            + per_record(result)
-            + class_tables(result)
-            + [
-                "",
-                (
-                    "AUROC cells give the class's beat count in brackets. beatflow's detection figures in the "
-                    "per-record table are the workflow's (`evaluation.json`); the gross table's beatflow row is its "
-                    "detector run in-process on the same leads, which gives the same beats."
-                ),
-            ]
-        )
-        + "\n"
+def markdown(results: list[dict]) -> str:
+    """The page: each database's figures (one JSON of this script each) under its own heading."""
+    lines = ["# beatflow on real ECG", ""]
+    lines.append(
+        "Made by `python -m benchmarks.real_ecg` (do not edit): "
+        + ", ".join(f"{database_name(r)} ({len(r['records'])} records)" for r in results)
+        + "."
     )
+    for result in results:
+        lines += header(result) + anomaly_lines(result) + per_record(result) + class_tables(result)
+        lines += [
+            "",
+            (
+                "AUROC cells give the class's beat count in brackets. beatflow's detection figures in the "
+                "per-record table are the workflow's (`evaluation.json`); the gross table's beatflow row is its "
+                "detector run in-process on the same leads, which gives the same beats."
+            ),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def database_name(result: dict) -> str:
+    """The database a JSON's records come from, by its folder's name."""
+    folder = Path(result["data"]).name
+    return DATABASE_NAMES.get(folder, f"`{folder}`")
 
 
 def header(result: dict) -> list[str]:
     m = result["machine"]
     lines = [
-        "# beatflow on real ECG (MIT-BIH Arrhythmia Database)",
+        "",
+        f"## {database_name(result)}",
         "",
         (
-            f"Made by `python -m benchmarks.real_ecg` on {result['date']} (commit {m['git_commit']}, {m['cpu']}, "
+            f"Made on {result['date']} (commit {m['git_commit']}, {m['cpu']}, "
             f"{m['usable_cores']} cores, CPU backend); the JSON is `{result['json']}`. "
             f"{len(result['records'])} records "
             f"of `{result['data']}`, whole records, default config, one configuration for every record. Beats "
@@ -125,7 +138,7 @@ def header(result: dict) -> list[str]:
             )
         ),
         "",
-        "## Detection, gross (summed over records)",
+        "### Detection, gross (summed over records)",
         "",
         "| detector | Se % | +P % | F1 | records with F1 < 0.99 | lowest F1 | seconds (in-process, all records) |",
         "|---|---|---|---|---|---|---|",
@@ -154,7 +167,7 @@ def anomaly_lines(result: dict) -> list[str]:
         "",
         (f"{run_line} gross Se {pct(c['detection']['gross_sensitivity'])} %, +P {pct(c['detection']['gross_ppv'])} %."),
         "",
-        "## Anomaly scores (beatflow)",
+        "### Anomaly scores (beatflow)",
         "",
         "| class | records (≥ 10 beats) | AUROC vs N, median | lowest (record) | flags: Se % | flags: +P % |",
         "|---|---|---|---|---|---|",
@@ -179,7 +192,7 @@ def per_record(result: dict) -> list[str]:
     wf, others = result["workflow"], names(result)[1:]
     lines = [
         "",
-        "## Per record",
+        "### Per record",
         "",
         (
             "| record | beats | beatflow Se % | +P % | F1 | "
@@ -209,7 +222,7 @@ def class_tables(result: dict) -> list[str]:
         return []
     lines = [
         "",
-        "## Beat classes (beatflow)",
+        "### Beat classes (beatflow)",
         "",
         (
             "The shipped classifier was fitted on the MIT-BIH DS1 and svdb records of ../shared, so on them these "
@@ -261,7 +274,14 @@ def class_tables(result: dict) -> list[str]:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--data", type=Path, default=MITDB, help="folder of WFDB records with .atr annotations")
+    p.add_argument(
+        "--data",
+        type=Path,
+        nargs="+",
+        default=[MITDB, SVDB],
+        help="folders of WFDB records with .atr annotations, a section of the page each (default: ../shared/mitdb "
+        "and ../shared/svdb)",
+    )
     p.add_argument("--records", help="comma-separated record names (default: every record in --data)")
     p.add_argument("--detectors", help="comma-separated reference detectors beside beatflow (default: all)")
     p.add_argument("--cores", type=int, default=2)
@@ -286,8 +306,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument(
         "--render",
         type=Path,
+        nargs="+",
         metavar="JSON",
-        help="only write the Markdown again from a JSON this script wrote (to --md, default docs/real_ecg.md)",
+        help="only write the Markdown again from JSONs this script wrote (to --md, default docs/real_ecg.md)",
     )
     return p.parse_args(argv)
 
@@ -320,29 +341,22 @@ def detector_figures(a: argparse.Namespace, data: Path, records: list[str]) -> d
     return {r: earlier["detectors"][r] for r in records}
 
 
-def main(argv=None) -> None:
+def database_result(a: argparse.Namespace, data: Path, json_path: Path) -> dict:
+    """The figures of the records of one folder (``--records`` of them, or all), written to ``json_path``."""
     from beatflow.evaluate import cohort_figures
 
-    a = parse_args(argv)
-    if a.render:
-        (a.md or ROOT / "docs" / "real_ecg.md").write_text(markdown(json.loads(a.render.read_text())))
-        return
-    data = a.data.resolve()
+    data = data.resolve()
     if not data.is_dir():
         raise SystemExit(
             f"{data} not found: point --data at a folder of WFDB records (e.g. from wfdb.dl_database('mitdb', 'mitdb'))"
         )
     records = records_in(data, a.records.split(",") if a.records else None)
-    temporary = a.records is not None
-    out_dir = Path(tempfile.mkdtemp()) if temporary else RESULTS
-    json_path = a.json or out_dir / f"real-ecg-{today()}.json"
-    md_path = a.md or (out_dir / "real_ecg.md" if temporary else ROOT / "docs" / "real_ecg.md")
     run = workflow_run(a, data, records)
     evaluations = {r: run["evaluation"][r] for r in records}
     detectors = detector_figures(a, data, records)
     result = {
         "date": today(),
-        "data": str(a.data),
+        "data": str(data),
         "records": records,
         "cores": a.cores,
         "machine": machine(),
@@ -359,9 +373,27 @@ def main(argv=None) -> None:
         "results_from": str(a.results) if a.results else None,
     }
     write_json(json_path, result, indent=1)
-    md_path.write_text(markdown(result))
+    return result
+
+
+def main(argv=None) -> None:
+    a = parse_args(argv)
+    if a.render:
+        results = [json.loads(p.read_text()) for p in a.render]
+        (a.md or ROOT / "docs" / "real_ecg.md").write_text(markdown(results))
+        return
+    if len(a.data) > 1 and (a.json or a.results or a.detectors_from):
+        raise SystemExit("--json, --results and --detectors-from take one --data folder")
+    temporary = a.records is not None
+    out_dir = Path(tempfile.mkdtemp()) if temporary else RESULTS
+    results = [
+        database_result(a, data, a.json or out_dir / f"real-ecg-{data.resolve().name}-{today()}.json")
+        for data in a.data
+    ]
+    md_path = a.md or (out_dir / "real_ecg.md" if temporary else ROOT / "docs" / "real_ecg.md")
+    md_path.write_text(markdown(results))
     print(md_path.read_text())
-    print(f"wrote {json_path} and {md_path}")
+    print(f"wrote {', '.join(r['json'] for r in results)} and {md_path}")
 
 
 if __name__ == "__main__":
