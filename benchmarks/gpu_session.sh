@@ -12,10 +12,11 @@
 #          where each job's time goes on the GPU (benchmarks/job_profile.py; PROFILE=0: not), then GPU and CPU
 #          backends in one report (each record's evaluation.json: detection and classes)
 #   h20    where each job's time goes on the 20 h record (PROFILE=0: not), the record on the GPU and the CPU (H20_DEVICES),
+#          their classes beat by beat (benchmarks/backend_agreement.py; results kept in KEEP, default /tmp/keep20),
 #          then the 8 x 20 h cohort (COHORT8_DEVICES: gpu; memory and utilisation sampled; COHORT8=0: not)
 #   week   the 20 h record tiled WEEK_TILES (8: 160 h) times as one parquet record (benchmarks/tile_record.py), on
 #          WEEK_DEVICES (gpu cpu), memory and utilisation sampled (caches filled first; FILL=0: already)
-# Rule logs go to $LOGS (default $OUT/runs); KEEP=dir keeps the mitdb phase's results per backend there.
+# Rule logs go to $LOGS (default $OUT/runs); KEEP=dir keeps the mitdb and h20 phases' results per backend there.
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -85,8 +86,13 @@ h20)  # the 20 h record on both backends (caches filled first; FILL=0: already),
   [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   [ "${PROFILE:-1}" != 0 ] && timeout 120 python3 -m benchmarks.job_profile --device gpu --records data/holter20h.tsv \
     --out "benchmarks/results/job-profile-holter20h-h200-$stamp.json" 2>&1 | head -12
+  keep=${KEEP:-/tmp/keep20}
   timeout 240 python3 -m benchmarks.run_workflow --devices ${H20_DEVICES:-gpu cpu} --records data/holter20h.tsv \
-    --out "benchmarks/results/holter20h-h200-$stamp.json" --keep-logs "${LOGS:-$OUT/runs}" 2>&1 | grep -A3 -E 'workflow_wall_s|"plot"' | head -20
+    --out "benchmarks/results/holter20h-h200-$stamp.json" --keep-logs "${LOGS:-$OUT/runs}" --keep-results "$keep" 2>&1 \
+    | grep -A3 -E 'workflow_wall_s|"plot"' | head -20
+  [ -d "$keep/gpu" ] && [ -d "$keep/cpu" ] && python3 -m benchmarks.backend_agreement "$keep/gpu" "$keep/cpu" \
+    --out "benchmarks/results/backend-agreement-holter20h-h200-$stamp.json" \
+    --workflow-json "benchmarks/results/holter20h-h200-$stamp.json" 2>&1 | tail -5
   [ "${COHORT8:-1}" != 0 ] && cohort8 200 ;;
 demo)
   timeout 400 python3 -m benchmarks.run_workflow --devices gpu cpu --out "benchmarks/results/demo-h200-$stamp.json" \
