@@ -72,6 +72,8 @@ def markdown(report: dict, seconds: float) -> str:
         "couplets matched by overlap, AF by time (`beatflow.holter.agreement`), summed over records:",
         "",
         *events_table(report),
+        "",
+        *rate_table(report),
     ]
     for name, figures in report.items():
         if "in database" in name:
@@ -144,6 +146,27 @@ def events_table(report: dict) -> list[str]:
             f"| {name} | {pair(v['runs'], True)} | {pair(v['couplets'])} | {pair(s['runs'], True)} "
             f"| {pair(s['couplets'])} | {pct(af['duration_se'])} / {pct(af['duration_ppv'])} |"
         )
+    return rows
+
+
+def rate_table(report: dict) -> list[str]:
+    """Gross heart rate, HRV and pauses of each out-of-database row (:func:`beatflow.holter.agreement.gross`)."""
+    from beatflow.holter.agreement import gross
+
+    rows = [
+        "| fitted on → scored on | mean rate, largest error (bpm) | minutes within 2 bpm % "
+        "| SDNN / rMSSD, median error % | pauses Se / +P % (found / reference) |",
+        "|---|---|---|---|---|",
+    ]
+    for name, figures in report.items():
+        if "events" in figures:
+            g = gross(list(figures["events"].values()))
+            h, p = g["hrv_median_abs_relative_error"], g["pauses"]
+            rows.append(
+                f"| {name} | {g['mean_bpm_error_max_abs']:.2f} | {pct(g['minutes_within_share'])} "
+                f"| {pct(h['sdnn_ms'])} / {pct(h['rmssd_ms'])} "
+                f"| {pct(p['se'])} / {pct(p['ppv'])} ({p['found']} / {p['reference']}) |"
+            )
     return rows
 
 
