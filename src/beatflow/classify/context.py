@@ -5,11 +5,11 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    interval differs from the one before by more than :data:`ONSET` (15 %): the sudden-onset criterion of
    tachycardia discrimination (Swerdlow et al., JACC 1994: an interval below a programmed share, some 80–90 %,
    of those before it starts a tachycardia; sinus tachycardia speeds up and slows down gradually). A stretch of
-   at least :data:`RUN_BEATS` beats whose intervals are, on geometric average, at most ``1 − ONSET`` of the
-   :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it, begun by a beat the trees
-   class S and holding none they class V, is a supraventricular tachycardia: its N beats are S (the MIT-BIH
-   annotators label every beat of such a run S). The trees judge each beat against its local rhythm, which a
-   run of tens of beats becomes, so they see the run's first beat only.
+   at least :data:`~beatflow.holter.af.RUN_BEATS` beats whose intervals are, on geometric average, at most
+   ``1 − ONSET`` of the :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it, begun by a
+   beat the trees class S and holding none they class V, is a supraventricular tachycardia: its N beats are S
+   (the MIT-BIH annotators label every beat of such a run S). The trees judge each beat against its local
+   rhythm, which a run of tens of beats becomes, so they see the run's first beat only.
 2. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
    :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
    (Teijeiro et al. 2018).
@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from beatflow.holter.af import RUN_BEATS, detect_af
+
 ONSET = 0.15  # an interval this much shorter or longer than the one before starts a new stretch
-RUN_BEATS = 3  # a run: at least this many beats (EC57's and the Holter summary's supraventricular run)
 
 
 def stretches(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,7 +61,6 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
 def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> np.ndarray:
     """Which beats (a boolean mask) rule 2 of the module docstring turns from S to N; ``signal``: a callable
     returning ``(leads, fs)`` for the episodes' P-wave check."""
-    from beatflow.holter.af import detect_af
 
     out = np.zeros(len(cls), bool)
     for start, end in detect_af(time_s, cls, signal=signal):

@@ -23,7 +23,7 @@ per record (how these stages alone fare on DS1: ``docs/experiments/holter.md`` �
   reliable, and a run of them is not AF). Supraventricular (``S``) beats are kept: a classifier that calls
   beats S by their prematurity calls many AF beats S, and dropping them would hide the AF;
 - the series is cut at every interval that is not analysable (next to a stretch of ``Q`` beats, in an
-  excluded stretch, or a gap without beats) and at every run of :data:`V_RUN` or more ``V`` beats (the
+  excluded stretch, or a gap without beats) and at every run of :data:`RUN_BEATS` or more ``V`` beats (the
   MIT-BIH annotators end AF at ventricular tachycardia, ``(VT``, and the summary's runs are not counted inside
   AF): each stretch is analysed on its own;
 - steps 2–5 run twice, with the paper's α = 0.02 (some 50 beats) and with :data:`ALPHA_SHORT` = 0.1 (some 10
@@ -80,7 +80,7 @@ P_TRIM = 0.7  # an episode's edge window of P_TRIM_BEATS beats with this P-wave 
 P_TRIM_BEATS = 15  # on MIT-BIH 201 (tuned there; 30 before): docs/experiments/holter.md §14
 P_MAX_BEATS = 300
 ECTOPIC = ("V", "F")  # classes whose intervals leave the RR series
-V_RUN = 3  # a run of this many V beats (ventricular tachycardia) ends AF: the series is cut there
+RUN_BEATS = 3  # a run: this many consecutive ectopic beats or more (a V run, ventricular tachycardia, ends AF)
 
 
 def median3(r: np.ndarray) -> np.ndarray:
@@ -176,7 +176,7 @@ def detect_af(
         Beat times in seconds, increasing.
     classes : numpy.ndarray of str, optional
         Each beat's AAMI class: intervals touching a beat of a class in ``ectopic`` leave the RR series, runs
-        of :data:`V_RUN` ``V`` beats cut it, an episode must be irregular on its NN intervals. None: no beat is
+        of :data:`RUN_BEATS` ``V`` beats cut it, an episode must be irregular on its NN intervals. None: no beat is
         left out, nothing cut, no NN gate.
     valid : numpy.ndarray of bool, optional
         ``valid[i]``: whether the interval from beat i to beat i+1 can be analysed (default: all); the series
@@ -220,11 +220,11 @@ def detect_af(
 
 
 def ventricular_runs(classes: np.ndarray) -> np.ndarray:
-    """Per beat, whether it belongs to a run of :data:`V_RUN` or more consecutive ``V`` beats."""
+    """Per beat, whether it belongs to a run of :data:`RUN_BEATS` or more consecutive ``V`` beats."""
     starts, ends = _runs(classes == "V")
     out = np.zeros(len(classes), dtype=bool)
     for s, e in zip(starts, ends, strict=True):
-        if e - s >= V_RUN:
+        if e - s >= RUN_BEATS:
             out[s:e] = True
     return out
 
