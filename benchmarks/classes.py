@@ -54,6 +54,7 @@ def record_table(records: dict) -> list[str]:
 
 
 def markdown(report: dict, seconds: float) -> str:
+    grosses = events_gross(report)
     out = [
         "# Beat classes out of database",
         "",
@@ -71,9 +72,9 @@ def markdown(report: dict, seconds: float) -> str:
         "detector on the record's leads) against the summary of the annotated beats and rhythms: runs (≥ 3) and "
         "couplets matched by overlap, AF by time (`beatflow.holter.agreement`), summed over records:",
         "",
-        *events_table(report),
+        *events_table(grosses),
         "",
-        *rate_table(report),
+        *rate_table(grosses),
     ]
     for name, figures in report.items():
         if "in database" in name:
@@ -95,12 +96,10 @@ def holter_events(rows, classes) -> dict:
     """The Holter summary of a record's detected beats and ``classes`` (signal quality, pauses and the AF
     detector's P-wave check on its leads) against the summary of its annotated beats and rhythms
     (:func:`beatflow.holter.agreement.agreement`); the annotators' ventricular flutter left out of both;
-    ``rhythm_labels``: whether the annotations label rhythms at all (svdb's do not: its AF is unknown)."""
-    import wfdb
-
+    ``rhythm_labelled``: whether the annotations label rhythms at all (svdb's do not: its AF is unknown)."""
     from beatflow.classify.dataset import record_leads
     from beatflow.holter.agreement import agreement
-    from beatflow.holter.reference import read_reference
+    from beatflow.holter.reference import read_reference, summary_of_reference
     from beatflow.holter.summary import summary_from_beats
 
     ref = read_reference(rows.source.with_suffix(".atr"))
@@ -112,61 +111,60 @@ def holter_events(rows, classes) -> dict:
         excluded=ref["vf_s"],
         signal=lambda: record_leads(rows),
     )
-    reference = summary_from_beats(
-        rows.record, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
-    )
-    notes = wfdb.rdann(str(rows.source), "atr").aux_note or []
-    return agreement(summary, reference) | {"rhythm_labels": any(n.startswith("(") for n in notes)}
+    return agreement(summary, summary_of_reference(ref, rows.record)) | {"rhythm_labelled": ref["rhythm_labelled"]}
 
 
-def events_table(report: dict) -> list[str]:
-    """Gross Holter events of each out-of-database row (:func:`beatflow.holter.agreement.gross`)."""
+def events_gross(report: dict) -> dict:
+    """Each out-of-database row's Holter figures summed over its records
+    (:func:`beatflow.holter.agreement.gross`), AF over the records whose annotations label rhythms only."""
     from beatflow.holter.agreement import gross
 
+    out = {}
+    for name, figures in report.items():
+        if "events" in figures:
+            events = list(figures["events"].values())
+            labelled = [e for e in events if e["rhythm_labelled"]]
+            g = gross(events)
+            g["af"] = gross(labelled)["af"] if labelled else {"duration_se": None, "duration_ppv": None}
+            out[name] = g
+    return out
+
+
+def _se_ppv(f: dict, counts: bool = False) -> str:
+    text = f"{pct(f['se'])} / {pct(f['ppv'])}"
+    return text + (f" ({f['found']} / {f['reference']})" if counts else "")
+
+
+def events_table(grosses: dict) -> list[str]:
+    """Runs, couplets and AF of each row of :func:`events_gross`."""
     rows = [
         "| fitted on → scored on | V runs Se / +P % (found / reference) | V couplets Se / +P % "
         "| S runs Se / +P % (found / reference) | S couplets Se / +P % "
         "| AF duration Se / +P % (records of a database with rhythm labels) |",
         "|---|---|---|---|---|---|",
     ]
-    for name, figures in report.items():
-        if "events" not in figures:
-            continue
-        events = list(figures["events"].values())
-        g = gross(events)
-        v, s = g["ventricular"], g["supraventricular"]
-        labelled = [e for e in events if e["rhythm_labels"]]
-        af = gross(labelled)["af"] if labelled else {"duration_se": None, "duration_ppv": None}
-
-        def pair(f, counts=False):
-            text = f"{pct(f['se'])} / {pct(f['ppv'])}"
-            return text + (f" ({f['found']} / {f['reference']})" if counts else "")
-
+    for name, g in grosses.items():
+        v, s, af = g["ventricular"], g["supraventricular"], g["af"]
         rows.append(
-            f"| {name} | {pair(v['runs'], True)} | {pair(v['couplets'])} | {pair(s['runs'], True)} "
-            f"| {pair(s['couplets'])} | {pct(af['duration_se'])} / {pct(af['duration_ppv'])} |"
+            f"| {name} | {_se_ppv(v['runs'], True)} | {_se_ppv(v['couplets'])} | {_se_ppv(s['runs'], True)} "
+            f"| {_se_ppv(s['couplets'])} | {pct(af['duration_se'])} / {pct(af['duration_ppv'])} |"
         )
     return rows
 
 
-def rate_table(report: dict) -> list[str]:
-    """Gross heart rate, HRV and pauses of each out-of-database row (:func:`beatflow.holter.agreement.gross`)."""
-    from beatflow.holter.agreement import gross
-
+def rate_table(grosses: dict) -> list[str]:
+    """Heart rate, HRV and pauses of each row of :func:`events_gross`."""
     rows = [
         "| fitted on → scored on | mean rate, largest error (bpm) | minutes within 2 bpm % "
         "| SDNN / rMSSD, median error % | pauses Se / +P % (found / reference) |",
         "|---|---|---|---|---|",
     ]
-    for name, figures in report.items():
-        if "events" in figures:
-            g = gross(list(figures["events"].values()))
-            h, p = g["hrv_median_abs_relative_error"], g["pauses"]
-            rows.append(
-                f"| {name} | {g['mean_bpm_error_max_abs']:.2f} | {pct(g['minutes_within_share'])} "
-                f"| {pct(h['sdnn_ms'])} / {pct(h['rmssd_ms'])} "
-                f"| {pct(p['se'])} / {pct(p['ppv'])} ({p['found']} / {p['reference']}) |"
-            )
+    for name, g in grosses.items():
+        h = g["hrv_median_abs_relative_error"]
+        rows.append(
+            f"| {name} | {g['mean_bpm_error_max_abs']:.2f} | {pct(g['minutes_within_share'])} "
+            f"| {pct(h['sdnn_ms'])} / {pct(h['rmssd_ms'])} | {_se_ppv(g['pauses'], True)} |"
+        )
     return rows
 
 

@@ -67,7 +67,7 @@ import numpy as np
 
 from beatflow.holter.af import detect_af
 from beatflow.holter.agreement import agreement, gross
-from beatflow.holter.reference import read_reference
+from beatflow.holter.reference import read_reference, summary_of_reference
 from beatflow.holter.summary import analysable, summary_from_beats
 from benchmarks.common import MITDB, RESULTS, stage_params, today, write_json
 from benchmarks.common import pct as _pct
@@ -176,9 +176,7 @@ def detected_section(records: list[str], data: Path) -> dict:
         summ = summary_from_beats(
             rec, t, classes, ref["duration_s"], excluded=ref["vf_s"], signal=lambda s=signals, f=fs: (s, f)
         )
-        reference = summary_from_beats(
-            rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
-        )
+        reference = summary_of_reference(ref, rec)
         agr = agreement(summ, reference)
         agrs.append(agr)
         per[rec] = {
@@ -206,9 +204,7 @@ def workflow_section(records: list[str], data: Path, results: Path) -> dict:
         t0 = time.perf_counter()
         out = summarise(rec, scores, signal, excluded=ref["vf_s"])  # VF left out, as EC57 and the reference do
         elapsed = time.perf_counter() - t0
-        reference = summary_from_beats(
-            rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
-        )
+        reference = summary_of_reference(ref, rec)
         agr = agreement(out, reference)
         agrs.append(agr)
         per[rec] = {
@@ -402,9 +398,7 @@ def run(records: list[str], data: Path) -> dict:
         ref = read_reference(data / f"{rec}.atr")
         lead = lead_loader(data, rec)
         t0 = time.perf_counter()
-        reference = summary_from_beats(
-            rec, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
-        )
+        reference = summary_of_reference(ref, rec)
         t_ref = time.perf_counter() - t0
         entry = {"reference_summary_s": round(t_ref, 4)}
         for name, (classes, ectopic) in variants(ref).items():

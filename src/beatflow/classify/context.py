@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from beatflow.classify.features import LOCAL_BEATS
 from beatflow.holter.af import RUN_BEATS, detect_af
 
 ONSET = 0.15  # an interval this much shorter or longer than the one before starts a new stretch
@@ -31,8 +32,6 @@ def stretches(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     sudden changes of the RR interval, and each stretch's intervals over those of the
     :data:`~beatflow.classify.features.LOCAL_BEATS` beats on either side (geometric means). The first beat
     takes the second's interval."""
-    from beatflow.classify.features import LOCAL_BEATS
-
     log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
     log_rr = np.r_[log_rr[:1], log_rr]
     n = len(log_rr)
@@ -61,7 +60,6 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
 def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> np.ndarray:
     """Which beats (a boolean mask) rule 2 of the module docstring turns from S to N; ``signal``: a callable
     returning ``(leads, fs)`` for the episodes' P-wave check."""
-
     out = np.zeros(len(cls), bool)
     for start, end in detect_af(time_s, cls, signal=signal):
         out |= (time_s >= start) & (time_s <= end) & (cls == "S")

@@ -33,7 +33,8 @@ def rhythm_episodes(samples, symbols, aux, end_sample: int, rhythms=AF_RHYTHMS) 
 
 def read_reference(atr_path) -> dict:
     """Beats, classes, fs, duration, AF and VF episodes of a WFDB annotation file (``dir/208.atr``; the
-    record's header ``dir/208.hea`` gives fs and the duration)."""
+    record's header ``dir/208.hea`` gives fs and the duration), and whether it labels rhythms at all
+    (``rhythm_labelled``: svdb's annotations do not, so their AF is unknown)."""
     import wfdb
 
     from beatflow.errors import BeatflowError
@@ -62,6 +63,7 @@ def read_reference(atr_path) -> dict:
         "classes": np.array([AAMI_CLASSES[s] for s in symbols[beat]], dtype=object).astype(str),
         "af_s": [(s / fs, e / fs) for s, e in rhythm_episodes(samples, symbols, aux, n_samples)],
         "vf_s": [(s / fs, min(e, n_samples) / fs) for s, e in vf],
+        "rhythm_labelled": any(note.startswith("(") for note in aux),
     }
 
 
@@ -86,8 +88,12 @@ def reference_summary(atr_path, record: str | None = None) -> dict:
     beatflow.errors.BeatflowError
         When the annotations or the header cannot be read.
     """
-    ref = read_reference(atr_path)
-    record = record or Path(atr_path).stem
+    return summary_of_reference(read_reference(atr_path), record or Path(atr_path).stem)
+
+
+def summary_of_reference(ref: dict, record: str) -> dict:
+    """The Holter summary of a :func:`read_reference` dict: its beats and classes, AF from its rhythm
+    annotations, its ventricular flutter/fibrillation excluded from the analysed time."""
     return summary_from_beats(
         record, ref["time_s"], ref["classes"], ref["duration_s"], excluded=ref["vf_s"], af_episodes=ref["af_s"]
     )
