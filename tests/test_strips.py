@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from beatflow.errors import BeatflowError
 from beatflow.holter.summary import summary_from_beats
-from beatflow.io.tables import write_signal
+from beatflow.io.tables import LeadStretches, write_signal
 from beatflow.report.strips import (
     STRIP_S,
     draw_strips,
@@ -217,6 +218,28 @@ def test_write_strips_png_and_json(record, tmp_path):
     assert out["record"] == "syn" and out["strip_s"] == STRIP_S
     assert [e["kind"] for e in out["events"]] == [e.kind for e in events]
     assert out["events"][0]["clock"] == "00:00:30" and out["events"][0]["span"] == [30.0, 31.6]
+
+
+def test_lead_stretches_read_only_their_row_groups(tmp_path):
+    """A stretch read from a file of many row groups equals the same slice of the whole lead, across row-group
+    edges, and reads no row group outside it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    x = np.arange(10_000, dtype=np.float32)
+    pq.write_table(pa.table({"MLII": x, "V1": -x}), tmp_path / "signal.parquet", row_group_size=1000)
+    lead = LeadStretches(tmp_path / "signal.parquet", "V1")
+    assert len(lead) == 10_000
+    for a, b in ((0, 10), (990, 1010), (2500, 7300), (9_990, 12_000), (-5, None), (3000, 3000)):
+        np.testing.assert_array_equal(lead[a:b], (-x)[a:b])
+    read = []
+    lead._file.read_row_groups = lambda groups, columns: read.append(list(groups)) or pa.table({"V1": -x[:2000]})
+    lead[1500:2500]
+    assert read == [[1, 2]]
+    with pytest.raises(TypeError):
+        lead[::2]
+    with pytest.raises(BeatflowError, match="not a readable parquet"):
+        LeadStretches(tmp_path / "missing.parquet", "V1")
 
 
 def test_a_record_without_events_draws_a_note(record):

@@ -11,6 +11,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -107,6 +108,44 @@ def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, fl
     except (pa.ArrowException, OSError, RuntimeError, ValueError) as exc:
         raise BeatflowError(f"cannot read the signal ({exc})", path=str(path)) from exc
     return {name: table.column(name).to_numpy() for name in leads}, fs
+
+
+class LeadStretches:
+    """One lead of a ``signal.parquet`` read a stretch at a time, for figures of a few seconds out of days:
+    ``lead[a:b]`` reads only the row groups that hold samples ``a`` to ``b`` (float32 numpy), ``len(lead)`` is
+    the samples per lead."""
+
+    def __init__(self, path, name: str):
+        try:
+            self._file = pq.ParquetFile(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise BeatflowError(f"not a readable parquet file ({exc})", path=str(path)) from exc
+        meta = self._file.metadata
+        self.path, self.name = path, name
+        self._starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def __getitem__(self, key: slice) -> np.ndarray:
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("a lead's stretch is read by a slice with step 1")
+        a, b, _ = key.indices(len(self))
+        if b <= a:
+            return np.zeros(0, np.float32)
+        first = int(np.searchsorted(self._starts, a, "right")) - 1
+        last = int(np.searchsorted(self._starts, b, "left"))
+        try:
+            table = self._file.read_row_groups(range(first, last), columns=[self.name])
+        except (pa.ArrowException, OSError) as exc:
+            raise BeatflowError(f"cannot read the signal ({exc})", path=str(self.path)) from exc
+        offset = int(self._starts[first])
+        return table.column(0).to_numpy()[a - offset : b - offset]
+
+
+def read_signal_stretches(path, leads: list[str]) -> dict[str, LeadStretches]:
+    """Lead name → :class:`LeadStretches` of a ``signal.parquet``: nothing is read until a stretch is."""
+    return {name: LeadStretches(path, name) for name in leads}
 
 
 def _read_signal_gpu(path, leads: list[str]) -> dict:

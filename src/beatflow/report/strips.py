@@ -515,7 +515,8 @@ def draw_strips(
     events : list of Event
         The strips, in order (:func:`select_events`).
     leads : dict of str to numpy.ndarray
-        Lead name → the whole record's samples in mV.
+        Lead name → the whole record's samples in mV (a numpy array, or a
+        :class:`beatflow.io.tables.LeadStretches`: each strip is sliced out of it).
     fs : float
         Sampling frequency (Hz).
     scores : pandas.DataFrame
@@ -625,11 +626,10 @@ def write_strips(
     list of Event
         The events drawn, numbered as in the figure.
     """
-    from beatflow.backend import select_backend
-    from beatflow.io.tables import read_signal, signal_info
+    from beatflow.io.tables import read_signal_stretches, signal_info
 
     fs, names = signal_info(signal_path)
-    leads, _ = read_signal(signal_path, select_backend("cpu"), names[:3])
+    leads = read_signal_stretches(signal_path, names[:3])  # each strip reads its own seconds
     events = select_events(summary, scores, max_af, max_beats, duration_s=len(leads[names[0]]) / fs)
     fig = draw_strips(events, leads, fs, scores, record, summary["start"])
     with atomic_path(Path(png_path)) as tmp:
