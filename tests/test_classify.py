@@ -124,6 +124,25 @@ def test_runs_need_a_sudden_onset_an_s_beat_first_and_no_v():
     assert not context.supraventricular_runs(ramp_times, ramp_cls).any()
 
 
+def test_a_run_goes_on_across_an_ectopic_beat_at_its_own_rate():
+    """A run cut by a V beat (short interval, then its pause) goes on where the rhythm resumes at the run's
+    interval within RESUME_BEATS beats; not where it resumes 30 % slower, nor after a beat that is N (a sinus
+    pause ends the run)."""
+    rr = np.full(200, 0.8)
+    rr[80:150] = 0.5
+    rr[100], rr[101] = 0.3, 0.7  # the V beat at 100, the pause after it
+    times, cls = rhythm(rr)
+    cls[80], cls[100] = "S", "V"
+    expected = [*range(81, 100), *range(102, 150)]
+    assert np.flatnonzero(context.supraventricular_runs(times, cls)).tolist() == expected
+    slower = rr.copy()
+    slower[102:150] = 0.65
+    assert np.flatnonzero(context.supraventricular_runs(rhythm(slower)[0], cls)).tolist() == list(range(81, 100))
+    assert np.flatnonzero(context.supraventricular_runs(times, np.where(cls == "V", "N", cls))).tolist() == list(
+        range(81, 100)
+    )
+
+
 def test_one_lead_record_is_classified():
     """A record with one lead: every beat gets a class (the lead features of the missing lead are the one's)."""
     spec = synth.SynthSpec(duration_s=300, pvc_rate=0.05, pac_rate=0.0, aberrant_rate=0.0, seed=8)

@@ -9,7 +9,11 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    ``1 − ONSET`` of the :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it, begun by a
    beat the trees class S and holding none they class V, is a supraventricular tachycardia: its N beats are S
    (the MIT-BIH annotators label every beat of such a run S). The trees judge each beat against its local
-   rhythm, which a run of tens of beats becomes, so they see the run's first beat only.
+   rhythm, which a run of tens of beats becomes, so they see the run's first beat only. An ectopic beat or a
+   false detection inside a run cuts it (its short interval, then its pause); where, within
+   :data:`RESUME_BEATS` beats of which one at least is not N, a stretch resumes at the run's own interval
+   (within ``ONSET``), the run goes on (a premature beat does not end a tachycardia), though the resumed
+   stretch is no faster than the run around it and its first beat, after the pause, is not premature.
 2. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
    :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
    (Teijeiro et al. 2018).
@@ -25,13 +29,14 @@ from beatflow.classify.features import LOCAL_BEATS
 from beatflow.holter.af import RUN_BEATS, detect_af
 
 ONSET = 0.15  # an interval this much shorter or longer than the one before starts a new stretch
+RESUME_BEATS = 2  # a run goes on after at most this many beats that are not N (an ectopic beat, an extra detection)
 
 
-def stretches(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(starts, ends, ratio)``: the stretches of beats at ``time_s`` (beat indices, ``ends`` exclusive) between
-    sudden changes of the RR interval, and each stretch's intervals over those of the
-    :data:`~beatflow.classify.features.LOCAL_BEATS` beats on either side (geometric means). The first beat
-    takes the second's interval."""
+def stretches(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(starts, ends, ratio, rr_s)``: the stretches of beats at ``time_s`` (beat indices, ``ends`` exclusive)
+    between sudden changes of the RR interval, each stretch's intervals over those of the
+    :data:`~beatflow.classify.features.LOCAL_BEATS` beats on either side, and its own interval (geometric
+    means). The first beat takes the second's interval."""
     log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
     log_rr = np.r_[log_rr[:1], log_rr]
     n = len(log_rr)
@@ -42,7 +47,7 @@ def stretches(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     before, after = np.maximum(starts - LOCAL_BEATS, 0), np.minimum(ends + LOCAL_BEATS, n)
     around_n = (starts - before) + (after - ends)
     around = ((total[starts] - total[before]) + (total[after] - total[ends])) / np.maximum(around_n, 1)
-    return starts, ends, np.exp(inside - np.where(around_n > 0, around, inside))
+    return starts, ends, np.exp(inside - np.where(around_n > 0, around, inside)), np.exp(inside)
 
 
 def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
@@ -50,10 +55,18 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     out = np.zeros(len(cls), bool)
     if len(cls) < RUN_BEATS:
         return out
-    for start, end, ratio in zip(*stretches(time_s)):
-        run = cls[start:end]
-        if end - start >= RUN_BEATS and ratio <= 1 - ONSET and run[0] == "S" and not (run == "V").any():
+    last_end, last_rr = -(10**9), np.nan  # the last run's end (beat index, exclusive) and its interval (s)
+    for start, end, ratio, rr in zip(*stretches(time_s), strict=True):
+        run, between = cls[start:end], cls[max(last_end, 0) : start]
+        onset = end - start >= RUN_BEATS and ratio <= 1 - ONSET and run[0] == "S"
+        resumed = (
+            0 < start - last_end <= RESUME_BEATS
+            and (between != "N").any()
+            and abs(np.log(rr / last_rr)) <= -np.log(1 - ONSET)
+        )
+        if (onset or resumed) and not (run == "V").any():
             out[start:end] = run == "N"
+            last_end, last_rr = end, rr
     return out
 
 
