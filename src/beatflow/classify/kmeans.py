@@ -20,8 +20,9 @@ def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS) -> np.ndarray:
     c = np.array(centres)
     labels = np.zeros(n, np.int64)
     norms = (f**2).sum(1)[:, None]
+    rows = np.ascontiguousarray(f.T)  # c @ rows: a tall, narrow f @ c.T takes BLAS's slow path (10× here)
     for step in range(steps):
-        new = (norms - 2 * f @ c.T + (c**2).sum(1)[None, :]).argmin(1)
+        new = (norms - 2 * (c @ rows).T + (c**2).sum(1)[None, :]).argmin(1)
         if step > 0 and (new == labels).all():
             break
         labels = new
