@@ -42,6 +42,7 @@ PER_BACKEND = (
     "breakdown_s",
     "outside_rules_s",
     "gpu_busy",
+    "gpu_memory_by_process_mib",
     "evaluation",
     "load_average",
 )
@@ -74,16 +75,43 @@ def outside_rules(logs: Path, wall: float) -> float:
     return round(wall - covered, 2)
 
 
-def gpu_sampler(out: Path):
-    """Start nvidia-smi sampling GPU utilisation and memory in use every 250 ms into ``out`` (None where there is
-    no nvidia-smi)."""
+GPU_QUERIES = {  # nvidia-smi's samples every 250 ms: the device, and each process on it
+    "gpu.csv": "--query-gpu=utilization.gpu,memory.used",
+    "gpu-apps.csv": "--query-compute-apps=pid,used_memory",
+}
+
+
+def gpu_samplers(work: Path) -> list:
+    """Start nvidia-smi sampling GPU utilisation and memory in use, and each process's device memory, every
+    250 ms into ``work``'s :data:`GPU_QUERIES` files (none where there is no nvidia-smi)."""
     if shutil.which("nvidia-smi") is None:
-        return None
-    return subprocess.Popen(
-        ["nvidia-smi", "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits", "-lms", "250"],
-        stdout=out.open("w"),
-        stderr=subprocess.DEVNULL,
-    )
+        return []
+    return [
+        subprocess.Popen(
+            ["nvidia-smi", query, "--format=csv,noheader,nounits", "-lms", "250"],
+            stdout=(work / name).open("w"),
+            stderr=subprocess.DEVNULL,
+        )
+        for name, query in GPU_QUERIES.items()
+    ]
+
+
+def memory_by_process(samples: Path, workers: Path) -> dict[str, float]:
+    """The most device memory (MiB) each process held, from ``gpu-apps.csv``, named by its warm worker's group
+    where the workers' logs below ``workers`` name its pid (``learn #0 (pid 3379)``), else ``pid N``."""
+    names = {}
+    for log in workers.rglob("*.log") if workers.exists() else ():
+        for pid, slot, index in re.findall(
+            r"warm worker pid (\d+) for Snakemake \d+: group (\S+) #(\d+)", log.read_text()
+        ):
+            names[pid] = f"{slot} #{index} (pid {pid})"
+    most: dict[str, float] = {}
+    for line in samples.read_text().splitlines() if samples.exists() else ():
+        pid, _, used = (part.strip() for part in line.partition(","))
+        if pid.isdigit() and used.replace(".", "", 1).isdigit():
+            name = names.get(pid, f"pid {pid}")
+            most[name] = max(most.get(name, 0.0), float(used))
+    return dict(sorted(most.items(), key=lambda item: -item[1]))
 
 
 def gpu_busy(samples: Path) -> dict:
@@ -136,11 +164,11 @@ def run_backend(
         work = scratch_project(Path(tmp))
         cmd = [sys.executable, "-m", "snakemake", *snakemake_args(cores, device, records, extra)]
         load_before = os.getloadavg()[0]
-        sampler = gpu_sampler(work / "gpu.csv") if device == "gpu" else None
+        samplers = gpu_samplers(work) if device == "gpu" else []
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, check=False, cwd=work, capture_output=True, text=True, env=env)
         wall = time.perf_counter() - t0
-        if sampler is not None:
+        for sampler in samplers:
             sampler.terminate()
             sampler.wait()
         load = {"before": load_before, "after": os.getloadavg()[0]}  # other work on the host slows every rule
@@ -157,7 +185,10 @@ def run_backend(
             "stages_s": stages_s(work / "logs"),
             "breakdown_s": breakdown(work / "logs"),
             "outside_rules_s": outside_rules(work / "logs", wall),
-            "gpu_busy": gpu_busy(work / "gpu.csv") if sampler is not None else None,
+            "gpu_busy": gpu_busy(work / "gpu.csv") if samplers else None,
+            "gpu_memory_by_process_mib": (
+                memory_by_process(work / "gpu-apps.csv", work / ".snakemake" / "beatflow") if samplers else None
+            ),
             "evaluation": evaluations,
             "records": record_sizes(work),
             "load_average": load,
@@ -274,6 +305,9 @@ def report(results: dict, cores: int) -> dict:
         "breakdown_s": {d: single(r["breakdown_s"]) for d, r in results.items()},
         "outside_rules_s": {d: r["outside_rules_s"] for d, r in results.items()},  # Snakemake, process start-up
         "gpu_busy": {d: r["gpu_busy"] for d, r in results.items() if r["gpu_busy"]},  # nvidia-smi every 250 ms
+        "gpu_memory_by_process_mib": {  # each process's most, by warm-worker group where known
+            d: r["gpu_memory_by_process_mib"] for d, r in results.items() if r["gpu_memory_by_process_mib"]
+        },
         "evaluation": {d: r["evaluation"] for d, r in results.items()},
         "load_average": {d: r["load_average"] for d, r in results.items()},  # 1-min, before and after the run
     }
@@ -301,7 +335,15 @@ def main(argv=None) -> None:
         json.dumps(
             {
                 k: out[k]
-                for k in ("device", "workflow_wall_s", "stages_s", "breakdown_s", "outside_rules_s", "gpu_busy")
+                for k in (
+                    "device",
+                    "workflow_wall_s",
+                    "stages_s",
+                    "breakdown_s",
+                    "outside_rules_s",
+                    "gpu_busy",
+                    "gpu_memory_by_process_mib",
+                )
             },
             indent=1,
         )

@@ -334,3 +334,23 @@ print(job_run('2026-12-02 17:16:29,466 INFO demo_record : start (pid 7, 0.53 s a
 """
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["segment r1 7790 1.5 2.49 2.5 1.5", "None", "demo_record"]
+
+
+def test_gpu_memory_is_read_per_process_and_named_by_worker_group(tmp_path):
+    """run_workflow's per-process device memory: each pid's most over nvidia-smi's samples, named by the warm
+    worker whose log gives its pid; other processes by pid; lines nvidia-smi could not fill are skipped."""
+    (tmp_path / "gpu-apps.csv").write_text(
+        "3379, 1200\n3377, 800\n3379, 20500\n4100, 300\n3377, [N/A]\nNo running processes found\n"
+    )
+    (tmp_path / "workers" / "run").mkdir(parents=True)
+    (tmp_path / "workers" / "run" / "workers-1.log").write_text(
+        "warm worker pid 3377 for Snakemake 3354: group ingest #0, backend gpu, ready in 2.40 s\n"
+        "warm worker pid 3379 for Snakemake 3354: group learn #0, backend gpu, ready in 8.25 s\n"
+    )
+    code = (
+        "import json, sys; from pathlib import Path; from benchmarks.run_workflow import memory_by_process\n"
+        "d = Path(sys.argv[1]); print(json.dumps(memory_by_process(d / 'gpu-apps.csv', d / 'workers')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, tmp_path], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == {"learn #0 (pid 3379)": 20500.0, "ingest #0 (pid 3377)": 800.0, "pid 4100": 300.0}
+    assert list(json.loads(out.stdout)) == ["learn #0 (pid 3379)", "ingest #0 (pid 3377)", "pid 4100"]
