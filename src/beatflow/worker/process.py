@@ -112,9 +112,10 @@ def release_memory() -> None:
 
 
 def free_heaps() -> None:
-    """Hand the memory a finished job freed back to the system: Arrow's pool (mimalloc or jemalloc keep a read
-    table's pages, a week's signal 1.5 GB) and glibc's heap (``malloc_trim``), so that the resident memory
-    that retires a worker is what it holds, not what its last job read."""
+    """Hand the memory a finished job freed back to the system: Arrow's pool (mimalloc keeps a read table's
+    pages: a week's signal, 1.5 GB) and glibc's heap (``malloc_trim``), so that the resident memory that
+    retires a worker is what it holds, not what its last job read. Pages that Arrow's reader threads allocated
+    can stay until those threads run again (mimalloc frees them there): then the worker may still retire."""
     if "pyarrow" in sys.modules:
         sys.modules["pyarrow"].default_memory_pool().release_unused()
     with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to trim
