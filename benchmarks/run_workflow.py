@@ -333,18 +333,7 @@ def main(argv=None) -> None:
     write_json(a.out, out)
     print(
         json.dumps(
-            {
-                k: out[k]
-                for k in (
-                    "device",
-                    "workflow_wall_s",
-                    "stages_s",
-                    "breakdown_s",
-                    "outside_rules_s",
-                    "gpu_busy",
-                    "gpu_memory_by_process_mib",
-                )
-            },
+            {k: out[k] for k in ("device", *(k for k in PER_BACKEND if k not in ("evaluation", "load_average")))},
             indent=1,
         )
     )
