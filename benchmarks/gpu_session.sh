@@ -15,7 +15,8 @@
 #          their classes beat by beat (benchmarks/backend_agreement.py; results kept in KEEP, default /tmp/keep20),
 #          then the 8 x 20 h cohort (COHORT8_DEVICES: gpu; memory and utilisation sampled; COHORT8=0: not)
 #   week   the 20 h record tiled WEEK_TILES (8: 160 h) times as one parquet record (benchmarks/tile_record.py), on
-#          WEEK_DEVICES (gpu cpu), memory and utilisation sampled (caches filled first; FILL=0: already)
+#          WEEK_DEVICES (gpu cpu), memory (each process's too) and utilisation sampled (caches filled first; FILL=0:
+#          already), then REPEATS (0) more GPU runs
 # Rule logs go to $LOGS (default $OUT/runs); KEEP=dir keeps the mitdb, h20 and week phases' results per backend there.
 # Results go to benchmarks/results/ and to $OUT, which comes back; TAG=s9 names them <name>-<date>-s9.json.
 set -uo pipefail
@@ -81,7 +82,11 @@ week)
   [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   python3 -m benchmarks.tile_record data/holter20h.csv data/holter20h_truth.csv --times "${WEEK_TILES:-8}" --out data/week
   timeout "${WEEK_TIMEOUT:-540}" python3 -m benchmarks.run_workflow --devices ${WEEK_DEVICES:-gpu cpu} --records data/week.tsv \
-    --out "benchmarks/results/week-h200-$stamp.json" --keep-logs "${LOGS:-$OUT/runs}" ${KEEP:+--keep-results "$KEEP"} 2>&1 | tail -40 ;;
+    --out "benchmarks/results/week-h200-$stamp.json" --keep-logs "${LOGS:-$OUT/runs}" ${KEEP:+--keep-results "$KEEP"} 2>&1 | tail -40
+  for i in $(seq "${REPEATS:-0}"); do  # the GPU run again: its spread (single runs differ by 10-40 % between sessions)
+    timeout "${WEEK_TIMEOUT:-540}" python3 -m benchmarks.run_workflow --devices gpu --records data/week.tsv \
+      --out "benchmarks/results/week-h200-$stamp-repeat$i.json" 2>&1 | grep -A2 workflow_wall_s
+  done ;;
 h20)  # the 20 h record on both backends (caches filled first; FILL=0: already), then 8 of them as one GPU cohort
   [ "${FILL:-1}" != 0 ] && timeout 200 python3 -m benchmarks.run_workflow --devices gpu --out "$OUT/cache-fill.json" > /dev/null 2>&1
   [ "${PROFILE:-1}" != 0 ] && timeout 120 python3 -m benchmarks.job_profile --device gpu --records data/holter20h.tsv \
