@@ -9,7 +9,7 @@ import pytest
 
 from beatflow.errors import BeatflowError
 from beatflow.holter.summary import summary_from_beats
-from beatflow.io.tables import LeadStretches, write_signal
+from beatflow.io.tables import read_signal_stretches, write_signal
 from beatflow.report.strips import (
     STRIP_S,
     draw_strips,
@@ -228,7 +228,7 @@ def test_lead_stretches_read_only_their_row_groups(tmp_path):
 
     x = np.arange(10_000, dtype=np.float32)
     pq.write_table(pa.table({"MLII": x, "V1": -x}), tmp_path / "signal.parquet", row_group_size=1000)
-    lead = LeadStretches(tmp_path / "signal.parquet", "V1")
+    lead = read_signal_stretches(tmp_path / "signal.parquet", ["MLII", "V1"])["V1"]
     assert len(lead) == 10_000
     for a, b in ((0, 10), (990, 1010), (2500, 7300), (9_990, 12_000), (-5, None), (3000, 3000)):
         np.testing.assert_array_equal(lead[a:b], (-x)[a:b])
@@ -239,7 +239,7 @@ def test_lead_stretches_read_only_their_row_groups(tmp_path):
     with pytest.raises(TypeError):
         lead[::2]
     with pytest.raises(BeatflowError, match="not a readable parquet"):
-        LeadStretches(tmp_path / "missing.parquet", "V1")
+        read_signal_stretches(tmp_path / "missing.parquet", ["V1"])
 
 
 def test_a_record_without_events_draws_a_note(record):

@@ -113,15 +113,11 @@ def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, fl
 class LeadStretches:
     """One lead of a ``signal.parquet`` read a stretch at a time, for figures of a few seconds out of days:
     ``lead[a:b]`` reads only the row groups that hold samples ``a`` to ``b`` (float32 numpy), ``len(lead)`` is
-    the samples per lead."""
+    the samples per lead. Made by :func:`read_signal_stretches`, which opens the file once for every lead."""
 
-    def __init__(self, path, name: str):
-        try:
-            self._file = pq.ParquetFile(path)
-        except (pa.ArrowException, OSError) as exc:
-            raise BeatflowError(f"not a readable parquet file ({exc})", path=str(path)) from exc
-        meta = self._file.metadata
-        self.path, self.name = path, name
+    def __init__(self, file: pq.ParquetFile, name: str, path):
+        meta = file.metadata
+        self._file, self.name, self.path = file, name, path
         self._starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
 
     def __len__(self) -> int:
@@ -144,8 +140,13 @@ class LeadStretches:
 
 
 def read_signal_stretches(path, leads: list[str]) -> dict[str, LeadStretches]:
-    """Lead name → :class:`LeadStretches` of a ``signal.parquet``: nothing is read until a stretch is."""
-    return {name: LeadStretches(path, name) for name in leads}
+    """Lead name → :class:`LeadStretches` of a ``signal.parquet`` (its footer read once): nothing else is read
+    until a stretch is."""
+    try:
+        file = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise BeatflowError(f"not a readable parquet file ({exc})", path=str(path)) from exc
+    return {name: LeadStretches(file, name, path) for name in leads}
 
 
 def _read_signal_gpu(path, leads: list[str]) -> dict:

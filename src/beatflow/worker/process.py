@@ -90,8 +90,10 @@ def run_job(request: dict, where: str, group, done: int) -> tuple[bool, str]:
         return False, "an unexpected error"  # a CUDA fault can poison the process
     finally:
         logging.basicConfig(handlers=[logging.StreamHandler(sys.stderr)], force=True)
-    free_heaps()
     rss = resident_mb()
+    if rss > group.max_rss_mb:  # what the job freed but the allocators kept does not count
+        free_heaps()
+        rss = resident_mb()
     if done >= group.max_jobs or rss > group.max_rss_mb:
         return (
             ok,
