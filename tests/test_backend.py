@@ -95,3 +95,38 @@ def test_auto_with_gpu_takes_the_gpu():
 
     backend = select_backend("auto")
     assert backend.gpu and backend.xp is cupy
+
+
+def test_releasing_device_memory_without_a_gpu_backend_touches_nothing():
+    """A CPU-backend process (a warm worker on a laptop) has no device memory to give back, and imports no GPU
+    library to find that out."""
+    code = "from beatflow.backend import select_backend, release_device_memory; select_backend('cpu'); "
+    assert imported_after(code + "release_device_memory()") == []
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="needs a GPU")
+@pytest.mark.parametrize("needs", [("cudf",), ("torch",)], ids=["rmm", "torch"])
+def test_a_gpu_process_gives_a_freed_peak_back_to_the_driver(needs):
+    """A warm worker's memory manager keeps an 8 GiB array's memory after the array is freed (that is its job:
+    the next allocation is fast) and gives it back when the worker releases memory between jobs, down to what
+    RMM keeps (1 GiB). Run in a fresh process: the manager is chosen once per process."""
+    import subprocess
+
+    code = f"""
+import cupy
+from beatflow.backend import RMM_POOL_KEPT, release_device_memory, select_backend
+select_backend("gpu", needs={needs!r})
+free = lambda: cupy.cuda.runtime.memGetInfo()[0]
+before = free()
+peak = cupy.ones(2 * 2**30, dtype=cupy.float32)
+float(peak.sum())
+del peak  # freed on the stream: no synchronization since, so RMM's pool still holds it
+held = before - free()
+release_device_memory()
+print(held / 2**30, (before - free()) / 2**30, RMM_POOL_KEPT / 2**30)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    held, kept, limit = map(float, out.split()[-3:])
+    assert held > 7.5, f"the manager gave the memory back at once ({held:.2f} GiB held): nothing to test"
+    assert kept <= limit + 0.25, f"{kept:.2f} GiB still held after the release"

@@ -17,7 +17,7 @@ from beatflow.errors import BackendError
 log = logging.getLogger("beatflow")
 
 DEVICE_ENV = "BEATFLOW_DEVICE"  # overrides the config's device
-RMM_POOL_START = 2**30  # bytes; RMM's default, half the GPU, is held for the process's life
+RMM_POOL_KEPT = 2**30  # bytes of freed device memory an RMM process keeps for its next allocations
 CUDA_THREADS = 256  # threads per block of beatflow's Numba CUDA kernels
 
 
@@ -118,11 +118,12 @@ def run_device(device: str, visible: list[str]) -> str:
 
 
 def _share_memory(manager: str) -> None:
-    """One memory manager per process. Where cuDF runs (ingest), an RMM pool that CuPy allocates from too.
-    Where torch runs (train, score; no stage uses cuDF and torch together), torch's caching allocator, which
-    CuPy then allocates from (kvikio reads land in it): CUDA-graph capture needs its graph-private pools, which
-    an RMM-backed torch allocator does not provide. Elsewhere (segment, embed) CuPy's own pool, without
-    importing RMM."""
+    """One memory manager per process. Where cuDF runs without torch (ingest, segment, embed), RMM's
+    stream-ordered pool (``cudaMallocAsync``), which CuPy allocates from too; it keeps at most
+    :data:`RMM_POOL_KEPT` of freed memory past a synchronization, so a warm worker does not hold a long record's
+    peak through the other stages' jobs. Where torch runs (train, score), torch's caching allocator, which CuPy
+    then allocates from (kvikio reads land in it): CUDA-graph capture needs its graph-private pools, which an
+    RMM-backed torch allocator does not provide. Elsewhere CuPy's own pool."""
     import cupy
 
     if getattr(_share_memory, "manager", None):
@@ -131,11 +132,28 @@ def _share_memory(manager: str) -> None:
         import rmm
         from rmm.allocators.cupy import rmm_cupy_allocator
 
-        rmm.reinitialize(pool_allocator=True, initial_pool_size=RMM_POOL_START)  # grows on demand
+        pool = rmm.mr.CudaAsyncMemoryResource(initial_pool_size=RMM_POOL_KEPT, release_threshold=RMM_POOL_KEPT)
+        rmm.mr.set_current_device_resource(pool)
         cupy.cuda.set_allocator(rmm_cupy_allocator)
     elif manager == "torch":
         cupy.cuda.set_allocator(_torch_allocation)
     _share_memory.manager = manager  # "cupy": CuPy's own pool as it is
+
+
+def release_device_memory() -> None:
+    """Give the device memory that this process's manager keeps but no array holds back to the driver (a warm
+    worker between jobs; nothing where the process never chose the GPU)."""
+    manager = getattr(_share_memory, "manager", None)
+    if manager is None:
+        return
+    import cupy
+
+    cupy.get_default_memory_pool().free_all_blocks()
+    if manager == "torch":
+        import torch
+
+        torch.cuda.empty_cache()
+    cupy.cuda.runtime.deviceSynchronize()  # RMM's pool releases what it holds above its threshold here
 
 
 def _torch_allocation(size: int):

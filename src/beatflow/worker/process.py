@@ -20,6 +20,7 @@ from multiprocessing.connection import Connection
 
 from threadpoolctl import threadpool_limits
 
+from beatflow.backend import release_device_memory
 from beatflow.stage import LOADED, execute
 from beatflow.worker.groups import GROUPS, preload
 
@@ -103,14 +104,11 @@ def run_job(request: dict, where: str, group, done: int) -> tuple[bool, str]:
 
 
 def release_memory() -> None:
-    """A full garbage collection, and CuPy's and torch's cached device memory given back to the driver."""
+    """A full garbage collection, then the device memory no array holds given back to the driver."""
     import gc
 
     gc.collect()
-    if "cupy" in sys.modules:
-        sys.modules["cupy"].get_default_memory_pool().free_all_blocks()
-    if (torch := sys.modules.get("torch")) is not None and torch.cuda.is_initialized():
-        torch.cuda.empty_cache()
+    release_device_memory()
 
 
 def free_heaps() -> None:
