@@ -19,6 +19,7 @@ from beatflow.report.plots import (
     load_holoviews,
     rr_histogram,
     save,
+    scan_lead,
     trace_plot,
     waveform_store,
 )
@@ -125,11 +126,40 @@ def test_detail_windows_around_the_top_flagged_beats_within_the_budget():
     peaks, scores = np.array([5000, 5100, 60000, 90000, 99990]), np.array([3.0, 2.0, 5.0, 1.0, 4.0])
     windows = detail_windows(n, FS, peaks, scores, budget=4 * 500, half_s=1.0)  # 4 beats of ±250 samples
     assert windows.tolist() == [[4750, 5350], [59750, 60250], [99740, 100000]]  # 90000 scores last; 5000+5100 merge
-    store = waveform_store(np.arange(n, dtype=np.float32) / n, windows)
+    _, _, _, kept = scan_lead(np.arange(n, dtype=np.float32) / n, [], windows)
+    store = waveform_store(kept, windows)
     assert store["y"].dtype == np.int16 and len(store["y"]) == (windows[:, 1] - windows[:, 0]).sum()
     assert store["offset"].tolist() == [0, 600, 1100]
     k = store["offset"][1] + 10  # sample 59760
     assert store["y"][k] * store["scale"] == pytest.approx(59760 / n, abs=1e-4)
+
+
+def test_the_trace_reads_a_signal_file_a_row_group_at_a_time_and_draws_what_the_whole_lead_draws(tmp_path):
+    """scan_lead over a signal.parquet of many row groups (windows and peaks across their edges) gives the
+    density image, y range, peak samples and kept windows of the whole lead in memory, reading each row group
+    once; the y range comes from the footer's statistics, and from the samples where a file has none."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from beatflow.io.tables import read_signal_stretches
+
+    x = (np.sin(np.arange(50_000) / FS * 2 * np.pi) * np.linspace(0.5, 2.0, 50_000)).astype(np.float32)
+    peaks = np.array([30_000, 999, 1000, 12_345, 49_999])  # not in order; on a row group's first and last sample
+    windows = np.array([[900, 2100], [2999, 3001], [12_000, 16_500], [49_000, 50_000]])
+    whole = scan_lead(x, peaks, windows, shape=(64, 16))
+    for statistics in (True, False):
+        path = tmp_path / f"signal-{statistics}.parquet"
+        pq.write_table(pa.table({"MLII": x}), path, row_group_size=1000, write_statistics=statistics)
+        lead = read_signal_stretches(path, ["MLII"])["MLII"]
+        read, read_row_group = [], lead._file.read_row_group
+        lead._file.read_row_group = lambda i, columns: read.append(i) or read_row_group(i, columns=columns)
+        image, y_range, at_peaks, kept = scan_lead(lead, peaks, windows, shape=(64, 16))
+        np.testing.assert_array_equal(image, whole[0])
+        assert y_range == whole[1] == (float(x.min()), float(x.max()))
+        np.testing.assert_array_equal(at_peaks, x[peaks])
+        np.testing.assert_array_equal(kept, np.concatenate([x[a:b] for a, b in windows]))
+        np.testing.assert_array_equal(whole[3], kept)
+        assert read == list(range(50)) * (1 if statistics else 2)  # without statistics: a pass for the range
 
 
 def test_latent_colours_are_the_class_colours_with_flagged_beats_by_reason():

@@ -113,7 +113,8 @@ def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, fl
 class LeadStretches:
     """One lead of a ``signal.parquet`` read a stretch at a time, for figures of a few seconds out of days:
     ``lead[a:b]`` reads only the row groups that hold samples ``a`` to ``b`` (float32 numpy), ``len(lead)`` is
-    the samples per lead. Made by :func:`read_signal_stretches`, which opens the file once for every lead."""
+    the samples per lead, :meth:`chunks` goes through the whole lead. Made by :func:`read_signal_stretches`,
+    which opens the file once for every lead."""
 
     def __init__(self, file: pq.ParquetFile, name: str, path):
         meta = file.metadata
@@ -137,6 +138,29 @@ class LeadStretches:
             raise BeatflowError(f"cannot read the signal ({exc})", path=str(self.path)) from exc
         offset = int(self._starts[first])
         return table.column(0).to_numpy()[a - offset : b - offset]
+
+    def chunks(self):
+        """``(start, samples)`` of each row group in order: the whole lead, one row group in memory at a time."""
+        for i, start in enumerate(self._starts[:-1].tolist()):
+            try:
+                table = self._file.read_row_group(i, columns=[self.name])
+            except (pa.ArrowException, OSError) as exc:
+                raise BeatflowError(f"cannot read the signal ({exc})", path=str(self.path)) from exc
+            yield start, table.column(0).to_numpy()
+
+    def value_range(self) -> tuple[float, float]:
+        """The lead's smallest and largest sample: from the row groups' statistics in the footer where every
+        row group has them (pyarrow and libcudf write them), else by reading the lead."""
+        column = self._file.schema_arrow.get_field_index(self.name)
+        meta = self._file.metadata
+        stats = [meta.row_group(i).column(column).statistics for i in range(meta.num_row_groups)]
+        if stats and all(s is not None and s.has_min_max for s in stats):
+            return float(min(s.min for s in stats)), float(max(s.max for s in stats))
+        lo, hi = np.inf, -np.inf
+        for _, part in self.chunks():
+            if part.size:
+                lo, hi = min(lo, float(part.min())), max(hi, float(part.max()))
+        return lo, hi
 
 
 def read_signal_stretches(path, leads: list[str]) -> dict[str, LeadStretches]:

@@ -176,27 +176,50 @@ def latent_plot(latent, record: str, start: str | None = None):
     )
 
 
-def trace_density(x: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS, chunk: int = 1 << 22):
-    """How many samples of ``x`` fall in each pixel of a ``width × height`` image of the whole recording (the
-    count aggregate datashader draws, here one bincount a chunk at a time): ``(image, y_range)``, the image
-    ``[height, width]`` with its top row at the largest value and NaN where no sample falls."""
+def lead_chunks(x, chunk: int = 1 << 22):
+    """``(start, samples)`` over the whole lead ``x`` in order: a :class:`beatflow.io.tables.LeadStretches`'
+    row groups, each read once, or an array's slices of ``chunk`` samples."""
+    if hasattr(x, "chunks"):
+        yield from x.chunks()
+    else:
+        for start in range(0, len(x), chunk):
+            yield start, np.asarray(x[start : start + chunk], dtype=np.float32)
+
+
+def scan_lead(x, peaks, windows: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS):
+    """One pass over lead ``x`` (an array or a :class:`beatflow.io.tables.LeadStretches`, a chunk in memory at
+    a time): ``(image, y_range, at_peaks, kept)``. ``image`` counts the samples in each pixel of a ``width ×
+    height`` image of the whole recording (the count aggregate datashader draws, one bincount a chunk at a
+    time), ``[height, width]`` with its top row at the largest value and NaN where no sample falls; ``at_peaks``
+    the samples at ``peaks``; ``kept`` the samples of ``windows`` (:func:`detail_windows`), end to end."""
     width, height = shape
-    n = x.shape[0]
-    lo, hi = float(x.min()), float(x.max())
+    n = len(x)
+    lo, hi = x.value_range() if hasattr(x, "value_range") else (float(np.min(x)), float(np.max(x)))
     if hi == lo:
         lo, hi = lo - 1, hi + 1
     counts = np.zeros(width * height, dtype=np.int64)
     scale = np.float32(height / (hi - lo))
-    for start in range(0, n, chunk):
-        part = np.asarray(x[start : start + chunk], dtype=np.float32)
+    order = np.argsort(np.asarray(peaks, np.int64), kind="stable")
+    peaks = np.asarray(peaks, np.int64)[order]
+    at_peaks = np.zeros(len(peaks), np.float32)
+    lengths = (windows[:, 1] - windows[:, 0]).astype(np.int64)
+    kept, offsets = np.zeros(int(lengths.sum()), np.float32), np.cumsum(lengths) - lengths
+    for start, part in lead_chunks(x):
+        end = start + part.shape[0]
         row = np.minimum(((part - np.float32(lo)) * scale).astype(np.int32), height - 1)
-        cell = ((np.arange(start, start + part.shape[0], dtype=np.int64) * width) // n).astype(np.int32)
+        cell = ((np.arange(start, end, dtype=np.int64) * width) // n).astype(np.int32)
         cell *= height
         cell += row
         counts += np.bincount(cell, minlength=width * height)
+        here = slice(*np.searchsorted(peaks, [start, end]))
+        at_peaks[here] = part[peaks[here] - start]
+        first, last = np.searchsorted(windows[:, 1], start, "right"), np.searchsorted(windows[:, 0], end)
+        for k in range(first, last):  # the windows this chunk overlaps (they are in order and apart)
+            a, b = max(windows[k, 0], start), min(windows[k, 1], end)
+            kept[offsets[k] + a - windows[k, 0] : offsets[k] + b - windows[k, 0]] = part[a - start : b - start]
     image = counts.reshape(width, height).T[::-1].astype(np.float64)
     image[image == 0] = np.nan
-    return image, (lo, hi)
+    return image, (lo, hi), at_peaks[np.argsort(order)], kept
 
 
 def detail_windows(
@@ -234,11 +257,11 @@ source.data = {x: xs, y: ys};
 """
 
 
-def waveform_store(x: np.ndarray, windows: np.ndarray) -> dict:
-    """The windows' samples as int16 (``y`` × ``scale`` = the signal) with each window's ``start`` (sample),
-    ``offset`` into ``y`` and ``length``: what the trace's page draws when zoomed in."""
-    parts = [np.asarray(x[a:b], np.float32) for a, b in windows]
-    y = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+def waveform_store(kept: np.ndarray, windows: np.ndarray) -> dict:
+    """The windows' samples ``kept`` (end to end, :func:`scan_lead`) as int16 (``y`` × ``scale`` = the signal)
+    with each window's ``start`` (sample), ``offset`` into ``y`` and ``length``: what the trace's page draws
+    when zoomed in."""
+    y = np.asarray(kept, np.float32)
     peak = float(np.abs(y).max()) if y.size else 0.0
     scale = peak / 32000.0 if peak > 0 else 1.0
     lengths = (windows[:, 1] - windows[:, 0]).astype(np.int32)
@@ -291,31 +314,31 @@ def _waveform_hook(store: dict, fs: float, limit_s: float, t0: float):
     return hook
 
 
-def trace_plot(x: np.ndarray, fs: float, lead: str, flagged, record: str, start: str | None = None):
-    """The whole recording as a density image (:func:`trace_density`) with the flagged beats (scores rows) at
-    their R peaks, coloured by class, shaped by reason, with a hover; zoomed in to at most
-    :data:`DETAIL_SPAN_S`, the page draws the waveform at full resolution where :func:`detail_windows` kept it.
-    The axis: clock time when ``start`` (ISO 8601) is known, elapsed time otherwise (module docstring)."""
+def trace_plot(x, fs: float, lead: str, flagged, record: str, start: str | None = None):
+    """The whole recording ``x`` (an array or a :class:`beatflow.io.tables.LeadStretches`, read once by
+    :func:`scan_lead`) as a density image with the flagged beats (scores rows) at their R peaks, coloured by
+    class, shaped by reason, with a hover; zoomed in to at most :data:`DETAIL_SPAN_S`, the page draws the
+    waveform at full resolution where :func:`detail_windows` kept it. The axis: clock time when ``start``
+    (ISO 8601) is known, elapsed time otherwise (module docstring)."""
     hv = load_holoviews()
-    image, (lo, hi) = trace_density(x)
-    t0, duration_s = day_offset_s(start), x.shape[0] / fs
+    peaks = flagged.peak.to_numpy()
+    windows = detail_windows(len(x), fs, peaks, flagged.score.to_numpy())
+    image, (lo, hi), at_peaks, kept = scan_lead(x, peaks, windows)
+    t0, duration_s = day_offset_s(start), len(x) / fs
     t = hv.Dimension("t", label=axis_label(start))
     y = hv.Dimension("mv", label=f"{lead} (mV)")  # the signal is in mV (WFDB, EDF; CSV as given)
     density = hv.Image(image.astype(np.float32), bounds=(t0, lo, t0 + duration_s, hi), kdims=[t, y], vdims=["samples"])
-    windows = detail_windows(x.shape[0], fs, flagged.peak.to_numpy(), flagged.score.to_numpy())
-    peaks = flagged.peak.to_numpy()
     marks = flagged_layers(
         lambda data, label: hv.Scatter(data, t, [y, *hover_dimensions()], label=label),
-        {"t": t0 + flagged.time_s.to_numpy(), "mv": x[peaks]},
+        {"t": t0 + flagged.time_s.to_numpy(), "mv": at_peaks},
         beat_fields(flagged, start),
     )
-    kept = int((windows[:, 1] - windows[:, 0]).sum())
-    where = "the whole record" if kept == x.shape[0] else f"{len(windows)} stretches around the top flagged beats"
+    where = "the whole record" if len(kept) == len(x) else f"{len(windows)} stretches around the top flagged beats"
     title = f"{record}: {lead}, {len(flagged)} flagged beats"
     titles = (f"{title} (zoom to ≤ {DETAIL_SPAN_S:.0f} s for the waveform: {where})", title)
     xticks = [(t0 + s, label) for s, label in ticks(0.0, duration_s, start)]
     overlay = hv.Overlay([density, *marks])
-    return _trace_opts(overlay, titles, waveform_store(x, windows), fs, t0, xticks, wrap=start is not None)
+    return _trace_opts(overlay, titles, waveform_store(kept, windows), fs, t0, xticks, wrap=start is not None)
 
 
 CLOCK_JS = """
@@ -550,16 +573,15 @@ def plot(record: str, paths: dict, out_dir) -> None:
     out_dir : path-like
         The folder of the figures.
     """
-    from beatflow.backend import select_backend
-    from beatflow.io.tables import beats_parameters, read_frame, read_signal, signal_info, signal_start
+    from beatflow.io.tables import beats_parameters, read_frame, read_signal_stretches, signal_info, signal_start
 
     seg = beats_parameters(paths["beats"])
     out_dir = Path(out_dir)
     scores = read_frame(paths["scores"])
     beats = read_frame(paths["beats"])
     fs, leads = signal_info(paths["signal"])
-    signals, _ = read_signal(paths["signal"], select_backend("cpu"), leads[:1])
-    lead, x = leads[0], signals[leads[0]]
+    lead = leads[0]
+    x = read_signal_stretches(paths["signal"], [lead])[lead]  # the trace reads it a row group at a time
     start = signal_start(paths["signal"])
     start = None if start is None else start.isoformat()
     save(trace_plot(x, fs, lead, scores[scores.anomaly], record, start), out_dir / "trace")
