@@ -484,7 +484,7 @@ def test_write_holter_and_command_line(tmp_path, capsys):
     from beatflow.holter.summary import read_leads
 
     leads, fs = read_leads(signal)()
-    assert fs == 250.0 and leads["MLII"].dtype == np.float32 and len(leads["MLII"]) == 310 * 250
+    assert fs == 250.0 and leads["MLII"][:10].dtype == np.float32 and len(leads["MLII"]) == 310 * 250
     assert main([str(tmp_path)]) == 0
     text = capsys.readouterr().out
     words = " ".join(text.split())

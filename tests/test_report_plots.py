@@ -151,8 +151,8 @@ def test_the_trace_reads_a_signal_file_a_row_group_at_a_time_and_draws_what_the_
         path = tmp_path / f"signal-{statistics}.parquet"
         pq.write_table(pa.table({"MLII": x}), path, row_group_size=1000, write_statistics=statistics)
         lead = read_signal_stretches(path, ["MLII"])["MLII"]
-        read, read_row_group = [], lead._file.read_row_group
-        lead._file.read_row_group = lambda i, columns: read.append(i) or read_row_group(i, columns=columns)
+        read, read_row_groups = [], lead._file.read_row_groups
+        lead._file.read_row_groups = lambda groups, columns: read.extend(groups) or read_row_groups(groups, columns)
         image, y_range, at_peaks, kept = scan_lead(lead, peaks, windows, shape=(64, 16))
         np.testing.assert_array_equal(image, whole[0])
         assert y_range == whole[1] == (float(x.min()), float(x.max()))

@@ -242,6 +242,40 @@ def test_lead_stretches_read_only_their_row_groups(tmp_path):
         read_signal_stretches(tmp_path / "missing.parquet", ["V1"])
 
 
+def test_lead_stretches_take_sample_indices_and_go_through_the_lead_in_blocks(tmp_path):
+    """``lead[index]`` (any shape) reads only the row groups holding those samples; ``lead_blocks`` gives the
+    lead in consecutive blocks of a size that is not the row groups', as the array's slices; the signal
+    quality of a lead read that way is the in-memory lead's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from beatflow.holter.quality import signal_quality
+    from beatflow.io.tables import lead_blocks
+
+    x = np.arange(10_000, dtype=np.float32)
+    pq.write_table(pa.table({"MLII": x}), tmp_path / "signal.parquet", row_group_size=1000)
+    lead = read_signal_stretches(tmp_path / "signal.parquet", ["MLII"])["MLII"]
+    index = np.array([[9_999, 10, 11], [5_500, 10, 1_000]])
+    read, read_row_groups = [], lead._file.read_row_groups
+    lead._file.read_row_groups = lambda groups, columns: read.append(list(groups)) or read_row_groups(groups, columns)
+    np.testing.assert_array_equal(lead[index], x[index])
+    assert read == [[0, 1, 5, 9]] and lead.shape == (10_000,)
+    with pytest.raises(IndexError):
+        lead[np.array([10_000])]
+    for blocks in (list(lead_blocks(lead, 2_300)), list(lead_blocks(x, 2_300))):
+        assert [len(b) for b in blocks] == [2_300] * 4 + [800]
+        np.testing.assert_array_equal(np.concatenate(blocks), x)
+    rng = np.random.default_rng(3)
+    beats = np.sin(np.arange(60_000) / FS * 2 * np.pi * 1.2) ** 15
+    ecg = (beats + 0.05 * rng.standard_normal(60_000)).astype(np.float32)
+    ecg[20_000:22_000] = 0.0  # a flat stretch
+    pq.write_table(pa.table({"MLII": ecg}), tmp_path / "ecg.parquet", row_group_size=7_000)
+    streamed = signal_quality(read_signal_stretches(tmp_path / "ecg.parquet", ["MLII"]), FS)
+    whole = signal_quality({"MLII": ecg}, FS)
+    np.testing.assert_array_equal(streamed["codes"]["MLII"], whole["codes"]["MLII"])
+    assert streamed["unreadable"] == whole["unreadable"] and whole["unreadable"]["MLII"]
+
+
 def test_a_record_without_events_draws_a_note(record):
     _, _, scores = record
     fig = draw_strips([], {"MLII": np.zeros(100)}, FS, scores.iloc[:0], "empty")

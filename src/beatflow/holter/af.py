@@ -366,11 +366,12 @@ def _p_wave(x: list, fs, t, supra, s: int, e: int, min_beats: int, default) -> f
 
 
 def _windows(x, index: np.ndarray) -> np.ndarray:
-    """``x[index]`` as numpy: a lead on the GPU (cupy) gives only these samples to the host."""
+    """``x[index]`` as numpy: a lead on the GPU (cupy) gives only these samples to the host, a
+    :class:`beatflow.io.tables.LeadStretches` reads only the row groups that hold them."""
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(x, cupy.ndarray):
         return x[cupy.asarray(index)].get()
-    return np.asarray(x)[index]
+    return np.asarray(x[index])
 
 
 def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beats: int = P_MIN_BEATS) -> float | None:

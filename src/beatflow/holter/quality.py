@@ -44,26 +44,33 @@ REASONS = ("flat line", "saturation", "lead-off", "noise")
 CHUNK_WINDOWS = 3600  # windows measured at a time: host memory stays bounded on a two-week record
 
 
-def _window_stats(x: np.ndarray, fs: float, w: int, n: int) -> dict[str, np.ndarray]:
-    """Per window of ``w`` samples (the first ``n``): the peak-to-peak range (``ptp``), the share of samples
-    within :data:`RAIL` of the lead's extremes (``at_rail``; 1 for a constant lead), and the mean power of the
-    lead through causal Butterworth filters of the QRS band and the wide band (``qrs``, ``wide``), their state
-    carried from chunk to chunk of :data:`CHUNK_WINDOWS`."""
+def _window_stats(x, fs: float, w: int, n: int) -> dict[str, np.ndarray]:
+    """Per window of ``w`` samples (the first ``n``) of lead ``x`` (an array or a
+    :class:`beatflow.io.tables.LeadStretches`, read a block of :data:`CHUNK_WINDOWS` windows at a time): the
+    peak-to-peak range (``ptp``), the share of samples within :data:`RAIL` of the lead's extremes (``at_rail``;
+    1 for a constant lead), and the mean power of the lead through causal Butterworth filters of the QRS band
+    and the wide band (``qrs``, ``wide``), their state carried from block to block."""
     from scipy.signal import sosfilt
 
-    lo, hi = float(np.min(x)), float(np.max(x))
+    from beatflow.io.tables import lead_blocks, lead_range
+
+    lo, hi = lead_range(x)
     rail = RAIL * (hi - lo)
     bands = {"qrs": butter_sos(fs, *QRS_BAND_HZ), "wide": butter_sos(fs, *WIDE_BAND_HZ)}
     state = {name: np.zeros((len(sos), 2)) for name, sos in bands.items()}
     out = {name: np.empty(n) for name in ("ptp", "at_rail", *bands)}
-    for a in range(0, n, CHUNK_WINDOWS):
-        b = min(n, a + CHUNK_WINDOWS)
-        frames = np.asarray(x[a * w : b * w], dtype=np.float64).reshape(b - a, w)
+    a = 0
+    for block in lead_blocks(x, CHUNK_WINDOWS * w):
+        b = min(n, a + block.shape[0] // w)
+        if b <= a:
+            break
+        frames = np.asarray(block[: (b - a) * w], dtype=np.float64).reshape(b - a, w)
         out["ptp"][a:b] = np.ptp(frames, axis=1)
         out["at_rail"][a:b] = ((frames <= lo + rail) | (frames >= hi - rail)).mean(axis=1) if hi > lo else 1.0
         for name, sos in bands.items():
             y, state[name] = sosfilt(sos, frames.ravel(), zi=state[name])
             out[name][a:b] = (y.reshape(b - a, w) ** 2).mean(axis=1)
+        a = b
     return out
 
 
@@ -73,7 +80,7 @@ def _centred_sum(p: np.ndarray, span: int) -> np.ndarray:
     return np.convolve(p, np.ones(span), mode="full")[start : start + len(p)]
 
 
-def lead_quality(x: np.ndarray, fs: float) -> tuple[np.ndarray, np.ndarray]:
+def lead_quality(x, fs: float) -> tuple[np.ndarray, np.ndarray]:
     """Per window of :data:`WINDOW_S`: the index in :data:`REASONS` + 1 of why the lead is unreadable (lead-off
     left to :func:`signal_quality`), 0 where it is readable; and whether the window is quiet (see the module
     docstring). A last partial window is left readable."""

@@ -589,30 +589,15 @@ def record_duration_s(signal_path) -> float:
 
 
 def read_leads(signal_path):
-    """A callable that reads ``(lead name → numpy array, fs)`` of ``signal.parquet`` when first called (and
-    keeps it)."""
-    cache: list = []
+    """A callable giving ``(lead name → LeadStretches, fs)`` of ``signal.parquet``
+    (:func:`beatflow.io.tables.read_signal_stretches`): the checks read the lead a part at a time, so host
+    memory does not grow with the record."""
 
     def load():
-        if not cache:
-            import pyarrow.parquet as pq
+        from beatflow.io.tables import read_signal_stretches, signal_info
 
-            from beatflow.io.tables import signal_info
-
-            fs, names = signal_info(signal_path)
-            table = pq.ParquetFile(signal_path).read(columns=names, use_pandas_metadata=False)
-            leads = {}
-            for name in names:
-                column = table.column(name)
-                # the chunks' value buffers as numpy (the leads have no nulls; to_numpy would import pandas)
-                dtype = np.dtype(column.type.to_pandas_dtype())
-                parts = [
-                    np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=c.offset * dtype.itemsize)
-                    for c in column.chunks
-                ]
-                leads[name] = np.concatenate(parts) if len(parts) != 1 else parts[0]
-            cache.append((leads, fs))
-        return cache[0]
+        fs, names = signal_info(signal_path)
+        return read_signal_stretches(signal_path, names), fs
 
     return load
 

@@ -111,10 +111,10 @@ def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, fl
 
 
 class LeadStretches:
-    """One lead of a ``signal.parquet`` read a stretch at a time, for figures of a few seconds out of days:
-    ``lead[a:b]`` reads only the row groups that hold samples ``a`` to ``b`` (float32 numpy), ``len(lead)`` is
-    the samples per lead, :meth:`chunks` goes through the whole lead. Made by :func:`read_signal_stretches`,
-    which opens the file once for every lead."""
+    """One lead of a ``signal.parquet`` read a part at a time, for work on days of signal in bounded memory:
+    ``lead[a:b]`` and ``lead[index]`` (an integer array) read only the row groups that hold those samples
+    (float32 numpy), :meth:`chunks` goes through the whole lead a row group at a time, ``len(lead)`` is the
+    samples per lead. Made by :func:`read_signal_stretches`, which opens the file once for every lead."""
 
     def __init__(self, file: pq.ParquetFile, name: str, path):
         meta = file.metadata
@@ -124,29 +124,40 @@ class LeadStretches:
     def __len__(self) -> int:
         return int(self._starts[-1])
 
-    def __getitem__(self, key: slice) -> np.ndarray:
-        if not isinstance(key, slice) or key.step not in (None, 1):
-            raise TypeError("a lead's stretch is read by a slice with step 1")
-        a, b, _ = key.indices(len(self))
-        if b <= a:
-            return np.zeros(0, np.float32)
-        first = int(np.searchsorted(self._starts, a, "right")) - 1
-        last = int(np.searchsorted(self._starts, b, "left"))
+    @property
+    def shape(self) -> tuple[int]:
+        return (len(self),)
+
+    def __getitem__(self, key) -> np.ndarray:
+        if isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise TypeError("a lead's stretch is read by a slice with step 1")
+            a, b, _ = key.indices(len(self))
+            key = np.arange(a, max(a, b))
+        index = np.asarray(key)
+        if index.dtype.kind not in "iu":
+            raise TypeError("a lead is read by a slice with step 1 or an array of sample indices")
+        if index.size == 0:
+            return np.zeros(index.shape, np.float32)
+        if index.min() < 0 or index.max() >= len(self):
+            raise IndexError(f"sample index outside the lead's {len(self)} samples")
+        group = np.searchsorted(self._starts, index, "right") - 1
+        groups = np.unique(group)
+        values = self._read(groups.tolist())
+        offset = np.cumsum(np.diff(self._starts)[groups]) - np.diff(self._starts)[groups]  # each group's, in values
+        return values[offset[np.searchsorted(groups, group)] + index - self._starts[group]]
+
+    def _read(self, groups: list[int]) -> np.ndarray:
         try:
-            table = self._file.read_row_groups(range(first, last), columns=[self.name])
+            table = self._file.read_row_groups(groups, columns=[self.name])
         except (pa.ArrowException, OSError) as exc:
             raise BeatflowError(f"cannot read the signal ({exc})", path=str(self.path)) from exc
-        offset = int(self._starts[first])
-        return table.column(0).to_numpy()[a - offset : b - offset]
+        return table.column(0).to_numpy()
 
     def chunks(self):
         """``(start, samples)`` of each row group in order: the whole lead, one row group in memory at a time."""
         for i, start in enumerate(self._starts[:-1].tolist()):
-            try:
-                table = self._file.read_row_group(i, columns=[self.name])
-            except (pa.ArrowException, OSError) as exc:
-                raise BeatflowError(f"cannot read the signal ({exc})", path=str(self.path)) from exc
-            yield start, table.column(0).to_numpy()
+            yield start, self._read([i])
 
     def value_range(self) -> tuple[float, float]:
         """The lead's smallest and largest sample: from the row groups' statistics in the footer where every
@@ -161,6 +172,41 @@ class LeadStretches:
             if part.size:
                 lo, hi = min(lo, float(part.min())), max(hi, float(part.max()))
         return lo, hi
+
+
+def lead_chunks(x, chunk: int = 1 << 22):
+    """``(start, samples)`` over the whole lead ``x`` in order: a :class:`LeadStretches`' row groups, each read
+    once, or an array's slices of ``chunk`` samples."""
+    if isinstance(x, LeadStretches):
+        yield from x.chunks()
+    else:
+        for start in range(0, len(x), chunk):
+            yield start, np.asarray(x[start : start + chunk])
+
+
+def lead_blocks(x, size: int):
+    """The whole lead ``x`` (as :func:`lead_chunks`) in consecutive blocks of ``size`` samples, the last one
+    shorter: what a computation over fixed windows reads, one chunk in memory at a time."""
+    held: list[np.ndarray] = []
+    count = 0
+    for _, part in lead_chunks(x):
+        held.append(part)
+        count += part.shape[0]
+        if count >= size:
+            joined = np.concatenate(held)
+            whole = count // size * size
+            for a in range(0, whole, size):
+                yield joined[a : a + size]
+            held, count = [joined[whole:]], count - whole
+    if count:
+        yield np.concatenate(held)
+
+
+def lead_range(x) -> tuple[float, float]:
+    """The smallest and largest sample of lead ``x`` (an array, or a :class:`LeadStretches` from its footer)."""
+    if isinstance(x, LeadStretches):
+        return x.value_range()
+    return float(np.min(x)), float(np.max(x))
 
 
 def read_signal_stretches(path, leads: list[str]) -> dict[str, LeadStretches]:

@@ -176,25 +176,17 @@ def latent_plot(latent, record: str, start: str | None = None):
     )
 
 
-def lead_chunks(x, chunk: int = 1 << 22):
-    """``(start, samples)`` over the whole lead ``x`` in order: a :class:`beatflow.io.tables.LeadStretches`'
-    row groups, each read once, or an array's slices of ``chunk`` samples."""
-    if hasattr(x, "chunks"):
-        yield from x.chunks()
-    else:
-        for start in range(0, len(x), chunk):
-            yield start, np.asarray(x[start : start + chunk], dtype=np.float32)
-
-
 def scan_lead(x, peaks, windows: np.ndarray, shape: tuple[int, int] = TRACE_PIXELS):
     """One pass over lead ``x`` (an array or a :class:`beatflow.io.tables.LeadStretches`, a chunk in memory at
     a time): ``(image, y_range, at_peaks, kept)``. ``image`` counts the samples in each pixel of a ``width ×
     height`` image of the whole recording (the count aggregate datashader draws, one bincount a chunk at a
     time), ``[height, width]`` with its top row at the largest value and NaN where no sample falls; ``at_peaks``
     the samples at ``peaks``; ``kept`` the samples of ``windows`` (:func:`detail_windows`), end to end."""
+    from beatflow.io.tables import lead_chunks, lead_range
+
     width, height = shape
     n = len(x)
-    lo, hi = x.value_range() if hasattr(x, "value_range") else (float(np.min(x)), float(np.max(x)))
+    lo, hi = lead_range(x)
     if hi == lo:
         lo, hi = lo - 1, hi + 1
     counts = np.zeros(width * height, dtype=np.int64)
@@ -205,6 +197,7 @@ def scan_lead(x, peaks, windows: np.ndarray, shape: tuple[int, int] = TRACE_PIXE
     lengths = (windows[:, 1] - windows[:, 0]).astype(np.int64)
     kept, offsets = np.zeros(int(lengths.sum()), np.float32), np.cumsum(lengths) - lengths
     for start, part in lead_chunks(x):
+        part = np.asarray(part, dtype=np.float32)
         end = start + part.shape[0]
         row = np.minimum(((part - np.float32(lo)) * scale).astype(np.int32), height - 1)
         cell = ((np.arange(start, end, dtype=np.int64) * width) // n).astype(np.int32)
