@@ -73,9 +73,19 @@ def test_p_and_t_waves_within_360_ms_of_a_beat_are_dropped_both_ways():
 def test_a_peak_the_second_lead_does_not_show_next_to_one_it_shows_is_dropped():
     t = np.array([1.0, 1.78, 2.0, 3.0, 3.5, 4.0])
     support = np.array([1.0, 0.05, 1.0, 1.0, 0.05, 1.0])  # 1.78: next to a beat; 3.5: 500 ms from both
-    np.testing.assert_array_equal(unsupported(t, support, 0.2, 0.36), [False, True, False, False, False, False])
-    # where the second lead shows nothing near (off, flat), nothing is dropped
-    assert not unsupported(t, np.zeros(6), 0.2, 0.36).any()
+    for confirmed in (True, False):
+        np.testing.assert_array_equal(
+            unsupported(t, support, 0.2, 0.36, confirmed), [False, True, False, False, False, False]
+        )
+        # where the second lead shows nothing near (off, flat), nothing is dropped
+        assert not unsupported(t, np.zeros(6), 0.2, 0.36, confirmed).any()
+    # where the second lead shows the record's beats, missing its level of a beat is absence: a ventricular
+    # beat's tall T wave 240 ms after it reaches a quarter of a beat there (svdb 865), a couplet's second beat
+    # a beat or more; where the lead may be noise, only next to nothing counts
+    t = np.array([1.0, 1.24, 2.2, 2.45])
+    support = np.array([1.0, 0.28, 1.0, 1.3])
+    np.testing.assert_array_equal(unsupported(t, support, 0.2, 0.36, True), [False, True, False, False])
+    assert not unsupported(t, support, 0.2, 0.36, False).any()
 
 
 def test_a_recurring_second_morphology_is_recognised_and_noise_is_not(cpu):

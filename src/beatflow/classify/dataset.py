@@ -71,14 +71,16 @@ def record_rows(path: Path) -> RecordRows:
 
 
 def cached_rows(path: Path, cache: Path) -> RecordRows:
-    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record, remade when the features' code
-    changes)."""
+    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record, remade when the code that makes them
+    changes: the features' and the detector's)."""
     import hashlib
 
     from beatflow.classify import features
+    from beatflow.detect import segment
     from beatflow.io.atomic import atomic_path
 
-    code = hashlib.sha256(Path(features.__file__).read_bytes()).hexdigest()
+    sources = [Path(features.__file__), *sorted(Path(segment.__file__).parent.glob("*.py"))]
+    code = hashlib.sha256(b"".join(source.read_bytes() for source in sources)).hexdigest()
     file = cache / f"{path.parent.name}_{path.name}.npz"
     if file.exists():
         with np.load(file, allow_pickle=False) as z:

@@ -87,7 +87,7 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
         peaks = adaptive_peaks(envelope, peaks, band, s, backend)
     support = lead_support(lead, fs, peaks, backend.xp) if lead is not None and p.veto_support > 0 else None
     if support is not None and p.lone_lead_veto and peaks.shape[0] >= 3:
-        peaks, support = lone_lead_veto(peaks, support, s, backend)
+        peaks, support = lone_lead_veto(peaks, support, band, envelope, s, backend)
     kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support)
     return search_back(kept, envelope, band, s, backend)
 
@@ -103,15 +103,20 @@ def adaptive_peaks(envelope, peaks, band, s: SegmentSamples, backend):
     return xp.asarray(adaptive_select(*host, fs, s.p))
 
 
-def lone_lead_veto(peaks, support, s: SegmentSamples, backend):
+def lone_lead_veto(peaks, support, band, envelope, s: SegmentSamples, backend):
     """``(peaks, support)`` without the peaks that :func:`beatflow.detect.veto.unsupported` finds within
     :data:`beatflow.detect.adaptive.T_WAVE_S` of a beat that the second lead shows (``support``: the second
-    lead's QRS response at each peak)."""
+    lead's QRS response at each peak); whether that lead shows the first lead's beats all through the record
+    (:func:`beatflow.detect.veto.second_lead_confirms`, on the QRS band ``band`` and the ``envelope``) sets
+    how little it must show of a peak for the peak to go."""
     from beatflow.detect.adaptive import T_WAVE_S
-    from beatflow.detect.veto import unsupported
+    from beatflow.detect.veto import qrs_correlation, second_lead_confirms, unsupported
 
+    xp, host_support = backend.xp, backend.to_host(support)
+    correlation = backend.to_host(qrs_correlation(band, s.fs, peaks, envelope[peaks], xp))
+    confirmed = second_lead_confirms(host_support, correlation, s.p)
     t = backend.to_host(peaks) / s.fs
-    keep = backend.xp.asarray(~unsupported(t, backend.to_host(support), s.p.veto_support, T_WAVE_S))
+    keep = xp.asarray(~unsupported(t, host_support, s.p.veto_support, T_WAVE_S, confirmed))
     return peaks[keep], support[keep]
 
 

@@ -128,16 +128,19 @@ def vetoed(peaks, strength, suspects, reference, max_merged, max_strength):
     return drop
 
 
-def unsupported(t: np.ndarray, support: np.ndarray, veto_support: float, close_s: float) -> np.ndarray:
+def unsupported(t: np.ndarray, support: np.ndarray, veto_support: float, close_s: float, confirmed: bool) -> np.ndarray:
     """Mask of the beats (times ``t`` in s, increasing) closer than ``close_s`` to a neighbouring beat that the
     second lead shows while it does not show them: ``support`` (host, see :func:`beatflow.detect.peaks.lead_support`)
-    below ``veto_support`` at the beat and at least ``2 × veto_support`` at the neighbour. Two QRS complexes
-    that close are rare; a P or T wave or an artefact in the first lead alone next to a beat is not, and
-    ventricular depolarisation shows in every working lead. Asking the neighbour makes it local: where the
-    second lead is off, flat or buried, nothing is dropped."""
+    at least ``2 × veto_support`` at the neighbour, and at the beat below ``2 × veto_support`` where the second
+    lead shows the first lead's beats through the record (``confirmed``, :func:`second_lead_confirms`: there,
+    missing its own level of a beat is absence), below ``veto_support`` elsewhere (a lead that may be
+    noise must show next to nothing). Two QRS complexes that close are rare; a P or T wave or an artefact in
+    the first lead alone next to a beat is not (a ventricular beat's tall T wave reaches about a quarter of a
+    beat in the second lead's QRS band), and ventricular depolarisation shows in every working lead. Asking
+    the neighbour makes it local: where the second lead is off, flat or buried, nothing is dropped."""
     support = np.asarray(support, dtype=np.float64)
     close = np.diff(t) < close_s
-    low, shown = support < veto_support, support >= 2 * veto_support
+    low, shown = support < (2 if confirmed else 1) * veto_support, support >= 2 * veto_support
     return np.r_[close & low[:-1] & shown[1:], False] | np.r_[False, close & low[1:] & shown[:-1]]
 
 
