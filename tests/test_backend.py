@@ -110,7 +110,8 @@ def test_releasing_device_memory_without_a_gpu_backend_touches_nothing():
 def test_a_gpu_process_gives_a_freed_peak_back_to_the_driver(needs):
     """A warm worker's memory manager keeps an 8 GiB array's memory after the array is freed (that is its job:
     the next allocation is fast) and gives it back when the worker releases memory between jobs, down to what
-    RMM keeps (1 GiB). Run in a fresh process: the manager is chosen once per process."""
+    RMM keeps (1 GiB). Run in a fresh process: the manager is chosen once per process. (H200, s45: torch and
+    RMM held 8 and 7 GiB before the release.)"""
     import subprocess
 
     code = f"""
@@ -128,5 +129,6 @@ print(held / 2**30, (before - free()) / 2**30, RMM_POOL_KEPT / 2**30)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     held, kept, limit = map(float, out.split()[-3:])
-    assert held > 7.5, f"the manager gave the memory back at once ({held:.2f} GiB held): nothing to test"
+    # RMM's pool holds its first GiB before the array (in ``before``): the array adds 8 GiB less that
+    assert held > 8 - limit - 0.5, f"the manager gave the memory back at once ({held:.2f} GiB held): nothing to test"
     assert kept <= limit + 0.25, f"{kept:.2f} GiB still held after the release"

@@ -41,6 +41,7 @@ RECUR_FRACTION = 0.01  # a QRS shape that recurs at 1 % of the candidates (and a
 RECUR_MIN = 5
 RECUR_CORRELATION = 0.9  # as veto_correlation's default: "the same shape"
 RECUR_REFERENCE = 512  # suspects compared with at most this many others (bounded work on a long record)
+T_APEX_S = 0.30  # s: a T wave peaks within this of its beat's R peak (QT about 0.4 s, its apex some 0.1 s before)
 
 
 def qrs_band(x, fs: float, xp, work_bytes: int | None = None):
@@ -131,17 +132,21 @@ def vetoed(peaks, strength, suspects, reference, max_merged, max_strength):
 def unsupported(t: np.ndarray, support: np.ndarray, veto_support: float, close_s: float, confirmed: bool) -> np.ndarray:
     """Mask of the beats (times ``t`` in s, increasing) closer than ``close_s`` to a neighbouring beat that the
     second lead shows while it does not show them: ``support`` (host, see :func:`beatflow.detect.peaks.lead_support`)
-    at least ``2 × veto_support`` at the neighbour, and at the beat below ``2 × veto_support`` where the second
-    lead shows the first lead's beats through the record (``confirmed``, :func:`second_lead_confirms`: there,
-    missing its own level of a beat is absence), below ``veto_support`` elsewhere (a lead that may be
-    noise must show next to nothing). Two QRS complexes that close are rare; a P or T wave or an artefact in
-    the first lead alone next to a beat is not (a ventricular beat's tall T wave reaches about a quarter of a
-    beat in the second lead's QRS band), and ventricular depolarisation shows in every working lead. Asking
-    the neighbour makes it local: where the second lead is off, flat or buried, nothing is dropped."""
+    at least ``2 × veto_support`` at the neighbour and below ``veto_support`` at the beat. Two QRS complexes
+    that close are rare; a P or T wave or an artefact in the first lead alone next to a beat is not, and
+    ventricular depolarisation shows in every working lead. Asking the neighbour makes it local: where the
+    second lead is off, flat or buried, nothing is dropped. Within :data:`T_APEX_S` after a beat, where the
+    second lead shows the first lead's beats through the record (``confirmed``, :func:`second_lead_confirms`),
+    a peak below ``2 × veto_support`` there goes too: a ventricular beat's tall T wave, which reaches about a
+    quarter of a beat in the second lead's QRS band."""
     support = np.asarray(support, dtype=np.float64)
-    close = np.diff(t) < close_s
-    low, shown = support < (2 if confirmed else 1) * veto_support, support >= 2 * veto_support
-    return np.r_[close & low[:-1] & shown[1:], False] | np.r_[False, close & low[1:] & shown[:-1]]
+    gap = np.diff(t)
+    close = gap < close_s
+    low, shown = support < veto_support, support >= 2 * veto_support
+    t_wave = confirmed & (gap < T_APEX_S) & ~shown[1:]  # of the peak that ends each interval
+    before_a_beat = close & low[:-1] & shown[1:]
+    after_a_beat = close & (low[1:] | t_wave) & shown[:-1]
+    return np.r_[before_a_beat, False] | np.r_[False, after_a_beat]
 
 
 def second_lead_confirms(support: np.ndarray | None, correlation: np.ndarray, p) -> bool:
