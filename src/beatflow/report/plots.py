@@ -566,8 +566,10 @@ def plot(record: str, paths: dict, out_dir) -> None:
     out_dir : path-like
         The folder of the figures.
     """
+    from beatflow.backend import select_backend
     from beatflow.io.tables import beats_parameters, read_frame, read_signal_stretches, signal_info, signal_start
 
+    select_backend("cpu")  # the figures are drawn on the CPU on both backends, as the rule's log says
     seg = beats_parameters(paths["beats"])
     out_dir = Path(out_dir)
     scores = read_frame(paths["scores"])
