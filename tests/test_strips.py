@@ -233,9 +233,10 @@ def test_lead_stretches_read_only_their_row_groups(tmp_path):
     for a, b in ((0, 10), (990, 1010), (2500, 7300), (9_990, 12_000), (-5, None), (3000, 3000)):
         np.testing.assert_array_equal(lead[a:b], (-x)[a:b])
     read = []
-    lead._file.read_row_groups = lambda groups, columns: read.append(list(groups)) or pa.table({"V1": -x[:2000]})
+    lead._file.read_row_groups = lambda groups, columns: read.append(list(groups)) or pa.table({"V1": -x[:1000]})
     lead[1500:2500]
-    assert read == [[1, 2]]
+    lead[1800:2100]  # the row groups it last read are kept
+    assert read == [[1], [2]]
     with pytest.raises(TypeError):
         lead[::2]
     with pytest.raises(BeatflowError, match="not a readable parquet"):
@@ -243,9 +244,9 @@ def test_lead_stretches_read_only_their_row_groups(tmp_path):
 
 
 def test_lead_stretches_take_sample_indices_and_go_through_the_lead_in_blocks(tmp_path):
-    """``lead[index]`` (any shape) reads only the row groups holding those samples; ``lead_blocks`` gives the
-    lead in consecutive blocks of a size that is not the row groups', as the array's slices; the signal
-    quality of a lead read that way is the in-memory lead's."""
+    """``lead[index]`` (any shape) reads only the row groups holding those samples, once while they are kept;
+    ``lead_blocks`` gives the lead in consecutive blocks of a size that is not the row groups', as the array's
+    slices; the signal quality of a lead read that way is the in-memory lead's."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -259,7 +260,9 @@ def test_lead_stretches_take_sample_indices_and_go_through_the_lead_in_blocks(tm
     read, read_row_groups = [], lead._file.read_row_groups
     lead._file.read_row_groups = lambda groups, columns: read.append(list(groups)) or read_row_groups(groups, columns)
     np.testing.assert_array_equal(lead[index], x[index])
-    assert read == [[0, 1, 5, 9]] and lead.shape == (10_000,)
+    assert read == [[0], [1], [5], [9]] and lead.shape == (10_000,)
+    np.testing.assert_array_equal(lead[np.array([5_001, 9_000])], x[[5_001, 9_000]])
+    assert len(read) == 4  # kept: not read again
     with pytest.raises(IndexError):
         lead[np.array([10_000])]
     for blocks in (list(lead_blocks(lead, 2_300)), list(lead_blocks(x, 2_300))):

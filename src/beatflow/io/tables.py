@@ -5,6 +5,7 @@ copy."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -23,6 +24,7 @@ FS_KEY = b"fs"
 log = logging.getLogger("beatflow")
 
 CUFILE_POLICY = "KVIKIO"  # libcudf's file reads through KvikIO (GDS where the host has it, else its compat mode)
+KEPT_ROW_GROUPS = 4  # a lead's row groups kept read: the checks come back to a stretch (an AF episode's edges)
 START_KEY = b"start"  # the recording's start, ISO 8601; absent when unknown
 BEATS_METADATA = ("min_rr_s", "max_rr_s", "pre_peak_s")  # segment keys that later stages read from beats.parquet
 
@@ -113,13 +115,15 @@ def read_signal(path, backend, leads: list[str] | None = None) -> tuple[dict, fl
 class LeadStretches:
     """One lead of a ``signal.parquet`` read a part at a time, for work on days of signal in bounded memory:
     ``lead[a:b]`` and ``lead[index]`` (an integer array) read only the row groups that hold those samples
-    (float32 numpy), :meth:`chunks` goes through the whole lead a row group at a time, ``len(lead)`` is the
-    samples per lead. Made by :func:`read_signal_stretches`, which opens the file once for every lead."""
+    (float32 numpy, read-only where it is a view), keeping the last :data:`KEPT_ROW_GROUPS` read;
+    :meth:`chunks` goes through the whole lead a row group at a time; ``len(lead)`` is the samples per lead.
+    Made by :func:`read_signal_stretches`, which opens the file once for every lead."""
 
     def __init__(self, file: pq.ParquetFile, name: str, path):
         meta = file.metadata
         self._file, self.name, self.path = file, name, path
         self._starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
+        self._kept = functools.lru_cache(maxsize=KEPT_ROW_GROUPS)(self._read)
 
     def __len__(self) -> int:
         return int(self._starts[-1])
@@ -133,7 +137,11 @@ class LeadStretches:
             if key.step not in (None, 1):
                 raise TypeError("a lead's stretch is read by a slice with step 1")
             a, b, _ = key.indices(len(self))
-            key = np.arange(a, max(a, b))
+            if b <= a:
+                return np.zeros(0, np.float32)
+            first = int(np.searchsorted(self._starts, a, "right")) - 1
+            groups = list(range(first, int(np.searchsorted(self._starts, b, "left"))))
+            return self._span(groups)[a - self._starts[first] : b - self._starts[first]]
         index = np.asarray(key)
         if index.dtype.kind not in "iu":
             raise TypeError("a lead is read by a slice with step 1 or an array of sample indices")
@@ -142,22 +150,30 @@ class LeadStretches:
         if index.min() < 0 or index.max() >= len(self):
             raise IndexError(f"sample index outside the lead's {len(self)} samples")
         group = np.searchsorted(self._starts, index, "right") - 1
-        groups = np.unique(group)
-        values = self._read(groups.tolist())
-        offset = np.cumsum(np.diff(self._starts)[groups]) - np.diff(self._starts)[groups]  # each group's, in values
-        return values[offset[np.searchsorted(groups, group)] + index - self._starts[group]]
+        out = np.empty(index.shape, np.float32)
+        for g in np.unique(group).tolist():
+            here = group == g
+            out[here] = self._kept(g)[index[here] - self._starts[g]]
+        return out
 
-    def _read(self, groups: list[int]) -> np.ndarray:
+    def _span(self, groups: list[int]) -> np.ndarray:
+        """The row groups ``groups``' samples end to end (the kept ones not read again)."""
+        parts = [self._kept(i) for i in groups]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _read(self, group: int) -> np.ndarray:
         try:
-            table = self._file.read_row_groups(groups, columns=[self.name])
+            table = self._file.read_row_groups([group], columns=[self.name])
         except (pa.ArrowException, OSError) as exc:
             raise BeatflowError(f"cannot read the signal ({exc})", path=str(self.path)) from exc
-        return table.column(0).to_numpy()
+        samples = table.column(0).to_numpy()
+        samples.flags.writeable = False  # kept and handed out as views
+        return samples
 
     def chunks(self):
         """``(start, samples)`` of each row group in order: the whole lead, one row group in memory at a time."""
         for i, start in enumerate(self._starts[:-1].tolist()):
-            yield start, self._read([i])
+            yield start, self._read(i)
 
     def value_range(self) -> tuple[float, float]:
         """The lead's smallest and largest sample: from the row groups' statistics in the footer where every
