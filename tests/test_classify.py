@@ -210,6 +210,27 @@ def test_kmeans_is_deterministic_and_separates_two_groups():
     assert len(set(a[:300])) == 1 and len(set(a[300:])) == 1 and a[0] != a[-1]
 
 
+class NumpyStandingInForCupy:
+    """numpy under another name: kmeans's device path (a one-hot product for the group sums) on the host."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    asnumpy = staticmethod(np.asarray)
+
+
+def test_kmeans_device_path_finds_the_host_groups():
+    rng = np.random.default_rng(1)
+    f = np.concatenate([rng.normal(centre, 1.0, (500, 4)) for centre in (0, 6, 12, 18, 24)])
+    host, device = kmeans(f, 8), kmeans(f, 8, xp=NumpyStandingInForCupy())
+    assert (host == device).all()
+    assert len(np.unique(host)) == 8
+    for block in range(5):  # a well-separated group is never split across another group
+        assert not set(host[block * 500 : (block + 1) * 500]) & set(
+            np.delete(host, np.s_[block * 500 : (block + 1) * 500])
+        )
+
+
 def test_forest_as_tensors_predicts_what_lightgbm_predicts():
     """The shipped booster walked as torch tensors (the GPU backend's path, here on the CPU) gives LightGBM's
     probabilities to rounding, on feature rows with missing values and with values exactly at split
@@ -249,6 +270,18 @@ def test_gpu_classes_agree_with_the_cpu(gpu):
     )
     assert (cls_host == cls_gpu).mean() >= 0.995
     assert np.abs(p_host - p_gpu)[cls_host == cls_gpu].max() < 1e-3
+
+
+@pytest.mark.gpu
+def test_gpu_kmeans_gives_the_host_groups_on_every_run(gpu):
+    import cupy
+
+    rng = np.random.default_rng(2)
+    f = np.concatenate([rng.normal(centre, 1.0, (20_000, 19)) for centre in range(0, 64, 4)])
+    host = kmeans(f, 16)
+    runs = [kmeans(f, 16, xp=cupy) for _ in range(3)]
+    assert all((r == runs[0]).all() for r in runs)
+    assert (runs[0] == host).mean() >= 0.999
 
 
 @pytest.mark.gpu

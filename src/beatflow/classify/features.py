@@ -278,17 +278,18 @@ def beat_features(signals: list, fs: float, peaks: np.ndarray, xp=np) -> np.ndar
     x = band_pass(_resample(x, rate.numerator, rate.denominator, xp), FEATURE_FS, *BAND_HZ, xp)
     t, regular = timing(peaks, fs)
     s = shape(x, np.round(peaks * float(rate)).astype(np.int64), FEATURE_FS, regular, xp)
-    s.update(family(t, s))
+    s.update(family(t, s, xp))
     return np.column_stack([t[name] for name in TIMING] + [s[name] for name in SHAPE]).astype(np.float32)
 
 
-def family(t: dict[str, np.ndarray], s: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The family features (step 6 of the module docstring) from the timing and shape features."""
+def family(t: dict[str, np.ndarray], s: dict[str, np.ndarray], xp=np) -> dict[str, np.ndarray]:
+    """The family features (step 6 of the module docstring) from the timing and shape features (numpy; the
+    k-means runs on ``xp``)."""
     from beatflow.classify.kmeans import kmeans
 
     f = np.nan_to_num(np.column_stack([s[name] for name in FAMILY_BY]))
     spread = 1.4826 * np.median(np.abs(f - np.median(f, 0)), 0)
-    label = kmeans(f / np.maximum(spread, 1e-3), FAMILIES)
+    label = kmeans(f / np.maximum(spread, 1e-3), FAMILIES, xp=xp)
     out = {name: np.empty(len(f)) for name in ("family_rr_pre_local", "family_p_corr", "family_qrs_corr")}
     out["family_share"] = np.bincount(label)[label] / len(f)
     with warnings.catch_warnings():

@@ -1,4 +1,4 @@
-"""A deterministic k-means (no random start: the same rows give the same groups on every run and backend)."""
+"""A deterministic k-means (no random start, no atomic sums: the same rows give the same groups on every run)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,22 @@ import numpy as np
 KMEANS_STEPS = 20
 
 
-def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS) -> np.ndarray:
-    """Labels of a deterministic k-means of rows ``f``: farthest-point start from the row nearest the median,
-    then ``steps`` Lloyd steps."""
+def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS, xp=np) -> np.ndarray:
+    """Labels (numpy) of a deterministic k-means of rows ``f``: farthest-point start from the row nearest the
+    median, then ``steps`` Lloyd steps. ``xp``: numpy, or cupy
+    (the rows go to the device, the labels come back; the backends part only where a row is equidistant from
+    two centres to rounding)."""
+    f = xp.asarray(f)
     n = len(f)
     k = min(k, n)
-    columns = np.ascontiguousarray(f.T)  # per-column work on contiguous memory (a strided column is 5-10× slower)
-    centres = [f[np.argmin(((f - np.median(columns, 1)) ** 2).sum(1))]]
+    columns = xp.ascontiguousarray(f.T)  # per-column work on contiguous memory (a strided column is 5-10× slower)
+    centres = [f[int(xp.argmin(((f - xp.median(columns, 1)) ** 2).sum(1)))]]
     d = ((f - centres[0]) ** 2).sum(1)
     for _ in range(k - 1):
-        centres.append(f[np.argmax(d)])
-        d = np.minimum(d, ((f - centres[-1]) ** 2).sum(1))
-    c = np.array(centres)
-    labels = np.zeros(n, np.int64)
+        centres.append(f[int(xp.argmax(d))])
+        d = xp.minimum(d, ((f - centres[-1]) ** 2).sum(1))
+    c = xp.stack(centres)
+    labels = xp.zeros(n, xp.int64)
     norms = (f**2).sum(1)
     for step in range(steps):
         distance = c @ columns  # [k, n]: a tall, narrow f @ c.T takes BLAS's slow path
@@ -27,10 +30,15 @@ def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS) -> np.ndarray:
         distance += norms
         distance += (c**2).sum(1)[:, None]
         new = distance.argmin(0)
-        if step > 0 and (new == labels).all():
+        if step > 0 and bool((new == labels).all()):
             break
         labels = new
-        count = np.bincount(labels, minlength=k)
-        sums = np.stack([np.bincount(labels, weights=column, minlength=k) for column in columns], axis=1)
-        c[count > 0] = sums[count > 0] / count[count > 0, None]  # each group's mean; an empty group keeps its centre
-    return labels
+        if xp is np:
+            count = np.bincount(labels, minlength=k)
+            sums = np.stack([np.bincount(labels, weights=column, minlength=k) for column in columns], axis=1)
+        else:  # cupy's bincount adds with atomics, in no fixed order: a one-hot product [k, n] @ [n, d]
+            member = (labels[None, :] == xp.arange(k)[:, None]).astype(f.dtype)
+            count, sums = member.sum(1), member @ f
+        filled = count > 0
+        c[filled] = sums[filled] / count[filled, None]  # each group's mean; an empty group keeps its centre
+    return labels if xp is np else xp.asnumpy(labels)

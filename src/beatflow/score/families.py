@@ -97,7 +97,7 @@ def _matches(corr, amp, width) -> np.ndarray:
     )
 
 
-def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: np.ndarray) -> np.ndarray:
+def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: np.ndarray, xp=np) -> np.ndarray:
     """Morphology families of the kept beats (the module docstring).
 
     Parameters
@@ -114,6 +114,8 @@ def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: 
         ``[rows, latent]``: latent means in units of the record's normal spread.
     typical : numpy.ndarray of bool
         Rows of typical shape (the first template); none: all rows.
+    xp : module
+        Where the k-means runs: numpy, or cupy (the rows' device).
 
     Returns
     -------
@@ -121,12 +123,12 @@ def families(x, scale, peak_row: int, fs: float, latent_z: np.ndarray, typical: 
         Per row, its family (0 = dominant), −1 when its QRS does not match its family's median.
     """
     windows, width, shift = _windows(x, scale, peak_row, fs)
-    labels, best = _propose_groups(windows, width, shift, latent_z, typical)
+    labels, best = _propose_groups(windows, width, shift, latent_z, typical, xp)
     family, n_families = _merge_groups(windows, labels, best, width, shift)
     return _members(windows, family, n_families, best, width, shift)
 
 
-def _propose_groups(windows, width: int, shift: int, latent_z: np.ndarray, typical: np.ndarray):
+def _propose_groups(windows, width: int, shift: int, latent_z: np.ndarray, typical: np.ndarray, xp):
     """K-means labels (``CLUSTERS`` groups) over the latent means and the QRS features against the typical
     rows' median QRS (in units of their robust spread); and each window's best offset against that QRS."""
     import torch
@@ -140,7 +142,7 @@ def _propose_groups(windows, width: int, shift: int, latent_z: np.ndarray, typic
     ref = qrs[typical_rows]
     sd = 1.4826 * np.median(np.abs(ref - np.median(ref, 0)), 0)
     f = np.column_stack([latent_z, qrs / np.maximum(sd, 1e-3)])
-    return kmeans(f, CLUSTERS), best
+    return kmeans(f, CLUSTERS, xp=xp), best
 
 
 def _merge_groups(windows, labels: np.ndarray, best: np.ndarray, width: int, shift: int) -> tuple[np.ndarray, int]:

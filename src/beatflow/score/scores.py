@@ -329,7 +329,7 @@ def score(record: str, inputs: dict, outputs: dict, p: ScoreParams, backend) -> 
     latent_z = (latent - judge.centre.cpu().numpy()) / judge.spread.cpu().numpy()
     family = np.full(len(beats), -1, dtype=np.int64)
     if kept.any():
-        family[kept] = families(x, model.scale, peak_offset(beats), fs, latent_z, morph <= np.median(morph))
+        family[kept] = families(x, model.scale, peak_offset(beats), fs, latent_z, morph <= np.median(morph), backend.xp)
     signals, _ = read_signal(inputs["signal"], backend, leads[:2])
     beat_class, class_p = classify([signals[name] for name in leads[:2]], fs, peaks, xp=backend.xp, device=device)
     table = score_table(beats, fs, morph, rhythm, split, beat_class, family, class_p)
