@@ -279,6 +279,31 @@ def test_lead_stretches_take_sample_indices_and_go_through_the_lead_in_blocks(tm
     assert streamed["unreadable"] == whole["unreadable"] and whole["unreadable"]["MLII"]
 
 
+def test_two_leads_read_at_once_from_two_threads(tmp_path):
+    """The Holter checks read each lead in its own thread: a pyarrow reader shared between them can hang or mix
+    their reads, so every lead reads through its own, and each thread gets its lead's samples."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    x = np.arange(200_000, dtype=np.float32)
+    pq.write_table(pa.table({"MLII": x, "V1": -x}), tmp_path / "signal.parquet", row_group_size=1000)
+    leads = read_signal_stretches(tmp_path / "signal.parquet", ["MLII", "V1"])
+    starts = np.random.default_rng(0).integers(0, 199_000, 400)  # far more row groups than a lead keeps
+
+    def read_all(name):
+        sign = 1 if name == "MLII" else -1
+        return all(np.array_equal(leads[name][a : a + 1000], sign * x[a : a + 1000]) for a in starts)
+
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = [pool.submit(read_all, name) for name in leads]
+    try:
+        assert all(f.result(timeout=60) for f in futures)
+    finally:
+        pool.shutdown(wait=False)
+
+
 def test_a_record_without_events_draws_a_note(record):
     _, _, scores = record
     fig = draw_strips([], {"MLII": np.zeros(100)}, FS, scores.iloc[:0], "empty")

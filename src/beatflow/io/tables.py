@@ -117,7 +117,8 @@ class LeadStretches:
     ``lead[a:b]`` and ``lead[index]`` (an integer array) read only the row groups that hold those samples
     (float32 numpy, read-only where it is a view), keeping the last :data:`KEPT_ROW_GROUPS` read;
     :meth:`chunks` goes through the whole lead a row group at a time; ``len(lead)`` is the samples per lead.
-    Made by :func:`read_signal_stretches`, which opens the file once for every lead."""
+    Made by :func:`read_signal_stretches`: each lead its own reader of the file (a pyarrow reader is not safe
+    to read from two threads at once), the footer parsed once for all."""
 
     def __init__(self, file: pq.ParquetFile, name: str, path):
         meta = file.metadata
@@ -226,13 +227,13 @@ def lead_range(x) -> tuple[float, float]:
 
 
 def read_signal_stretches(path, leads: list[str]) -> dict[str, LeadStretches]:
-    """Lead name → :class:`LeadStretches` of a ``signal.parquet`` (its footer read once): nothing else is read
-    until a stretch is."""
+    """Lead name → :class:`LeadStretches` of a ``signal.parquet`` (its footer read once; a reader per lead, so
+    that leads are read in parallel threads): nothing else is read until a stretch is."""
     try:
-        file = pq.ParquetFile(path)
+        footer = pq.read_metadata(path)
+        return {name: LeadStretches(pq.ParquetFile(path, metadata=footer), name, path) for name in leads}
     except (pa.ArrowException, OSError) as exc:
         raise BeatflowError(f"not a readable parquet file ({exc})", path=str(path)) from exc
-    return {name: LeadStretches(file, name, path) for name in leads}
 
 
 def _read_signal_gpu(path, leads: list[str]) -> dict:
