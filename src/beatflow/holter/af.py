@@ -125,12 +125,14 @@ def averager(x: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
 def irregularity(rm: np.ndarray, n: int = N_WINDOW, gamma: float = GAMMA_S) -> np.ndarray:
     """``M(k)``: share of the pairs among ``rm[k-n+1..k]`` differing by ≥ ``gamma``. The first n-1 windows are
     short: their share is over the pairs they have (the paper, causal, counts the missing ones as regular, which
-    holds back a recording that starts in AF for some 20 beats); the first interval takes the second's."""
-    padded = np.concatenate([np.full(n - 1, np.nan), rm])
-    w = np.lib.stride_tricks.sliding_window_view(padded, n)
+    holds back a recording that starts in AF for some 20 beats); the first interval takes the second's. The
+    pairs ``lag`` beats apart are counted for each lag by a running sum of those that differ."""
+    rm = np.asarray(rm, dtype=np.float64)
     count = np.zeros(len(rm))
-    for j in range(n - 1):
-        count += np.nansum(np.abs(w[:, j + 1 :] - w[:, j : j + 1]) >= gamma, axis=1)
+    for lag in range(1, n):
+        running = np.zeros(len(rm) + 1)  # running[j + 1]: the pairs (i, i + lag) differing, up to i + lag = j
+        running[lag + 1 :] = np.cumsum(np.abs(rm[lag:] - rm[:-lag]) >= gamma)
+        count += running[1:] - running[np.maximum(np.arange(len(rm)) - (n - 1 - lag), 0)]
     have = np.minimum(np.arange(1, len(rm) + 1), n)
     pairs = have * (have - 1) / 2.0
     m = np.divide(count, pairs, out=np.zeros(len(rm)), where=pairs > 0)
