@@ -46,7 +46,8 @@ TEMPLATE_BEATS = 4096  # the template is the median of at most this many beats, 
 ALIGN_PASSES = 2
 FAMILIES = 8  # shape groups of a record (k-means over its beats' QRS and T-wave features)
 FAMILY_BY = ("qrs_corr_mean", "qrs_amp_mean", "qrs_width_ratio", "t_corr_mean", "t_amp_mean")
-CHUNK = 16384  # beats whose windows are cut at a time
+CHUNK = 16384  # beats whose windows are cut at a time on the host ...
+DEVICE_CHUNK = 131072  # ... and on the device (some 150 MB a window: fewer, larger kernels)
 
 TIMING = (
     "rr_pre_local",
@@ -129,6 +130,10 @@ def timing(peaks: np.ndarray, fs: float) -> tuple[dict[str, np.ndarray], np.ndar
     return out, regular
 
 
+def _chunk(xp) -> int:
+    return CHUNK if xp is np else DEVICE_CHUNK
+
+
 def _cut(x, centres, lo: int, hi: int, xp):
     """``[beats, leads, hi - lo]`` windows of ``x`` ``[leads, n]`` from ``centre + lo`` to ``centre + hi``,
     clipped at the record's edges."""
@@ -177,8 +182,9 @@ def _best_shift(x, peaks, template, lo: int, shift: int, xp):
     width = template.shape[-1]
     b = _centred(template)[None]
     out = xp.zeros(len(peaks), xp.int64)
-    for start in range(0, len(peaks), CHUNK):
-        w = _cut(x, peaks[start : start + CHUNK], lo - shift, lo + width + shift, xp)
+    chunk = _chunk(xp)
+    for start in range(0, len(peaks), chunk):
+        w = _cut(x, peaks[start : start + chunk], lo - shift, lo + width + shift, xp)
         best = xp.full(len(w), -xp.inf)
         for s in range(2 * shift + 1):
             seg = _centred(w[..., s : s + width])
@@ -222,8 +228,9 @@ def shape(x, peaks, fs: float, regular: np.ndarray, xp=np) -> dict[str, np.ndarr
     template_noise = xp.sqrt((xp.diff(templates["whole"], axis=-1) ** 2).mean(-1))
     template_width = float(_spread(templates["qrs"][None], xp)[0])
     out = {name: xp.empty(n) for name in SHAPE[: SHAPE.index("prev_qrs_corr")]}
-    for start in range(0, n, CHUNK):
-        rows = slice(start, min(n, start + CHUNK))
+    chunk = _chunk(xp)
+    for start in range(0, n, chunk):
+        rows = slice(start, min(n, start + chunk))
         centres = aligned[rows]
         for k, (a, b) in spans.items():
             w = _cut(x, centres, a, b, xp)
