@@ -9,9 +9,8 @@ KMEANS_STEPS = 20
 
 def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS, xp=np) -> np.ndarray:
     """Labels (numpy) of a deterministic k-means of rows ``f``: farthest-point start from the row nearest the
-    median, then ``steps`` Lloyd steps. ``xp``: numpy, or cupy
-    (the rows go to the device, the labels come back; the backends part only where a row is equidistant from
-    two centres to rounding)."""
+    median, then ``steps`` Lloyd steps. ``xp``: numpy, or cupy (the rows go to the device, the labels come
+    back; the backends part only where a row is equidistant from two centres to rounding)."""
     f = xp.asarray(f)
     n = len(f)
     k = min(k, n)
