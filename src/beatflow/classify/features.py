@@ -126,8 +126,19 @@ def timing(peaks: np.ndarray, fs: float) -> tuple[dict[str, np.ndarray], np.ndar
             "prev_rr_pre_local": np.r_[np.nan, pre_local[:-1]],
             "next_rr_post_local": np.r_[post_local[1:], np.nan],
         }
-        regular = (np.abs(pre_local - 1) < REGULAR) & (np.abs(post_local - 1) < REGULAR) & (irregular < REGULAR)
-    return out, regular
+    return out, is_regular(pre_local, post_local, irregular)
+
+
+def is_regular(rr_pre_local, rr_post_local, irregularity) -> np.ndarray:
+    """Which beats are regular (step 3 of the module docstring): both intervals within :data:`REGULAR` of the
+    local median, at a stretch whose irregularity is below it."""
+    with np.errstate(invalid="ignore"):
+        return (np.abs(rr_pre_local - 1) < REGULAR) & (np.abs(rr_post_local - 1) < REGULAR) & (irregularity < REGULAR)
+
+
+def column(features: np.ndarray, name: str) -> np.ndarray:
+    """The feature ``name`` of every beat, from a matrix of :data:`NAMES` columns."""
+    return features[:, NAMES.index(name)]
 
 
 def _chunk(xp) -> int:

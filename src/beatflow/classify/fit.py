@@ -70,7 +70,8 @@ def fit(records: list[RecordRows]):
 
 def record_classes(rows: RecordRows, booster) -> np.ndarray:
     """The classes ``booster`` and the rhythm context give the detected beats of ``rows``."""
-    classes, _ = decide(probabilities(rows.features, booster), rows.peak / rows.fs, lambda: record_leads(rows))
+    prob = probabilities(rows.features, booster)
+    classes, _ = decide(prob, rows.features, rows.peak / rows.fs, lambda: record_leads(rows))
     return classes
 
 

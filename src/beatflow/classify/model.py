@@ -74,12 +74,16 @@ def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray
     return np.asarray(booster.predict(features, num_threads=0)).reshape(len(features), len(CLASSES))
 
 
-def decide(prob: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
+def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
     """Each beat's class (the most probable) and ``class_p``, its probability; then the rhythm context
     (:mod:`beatflow.classify.context`): the N beats of a supraventricular run are S, then the S beats inside
     atrial fibrillation or flutter N (its P-wave check on ``signal`` when given: a callable returning
-    ``(leads, fs)``); such a beat's ``class_p`` is the probability that it is N or S."""
+    ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S; then, with ``signal``, the V
+    beats that lie between the record's sinus and ventricular shapes F (:mod:`beatflow.classify.fusion`), their
+    ``class_p`` the probability that they are V or F. ``features``: the beats'
+    :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.context import in_atrial_fibrillation, supraventricular_runs
+    from beatflow.classify.fusion import fusion_beats
 
     n = len(prob)
     best = prob.argmax(1) if n else np.zeros(0, np.int64)
@@ -89,6 +93,9 @@ def decide(prob: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarra
     cls[run], p[run] = "S", either[run]
     af = in_atrial_fibrillation(time_s, cls, signal)
     cls[af], p[af] = "N", either[af]
+    if signal is not None:
+        fused = fusion_beats(features, cls, p, time_s, signal)
+        cls[fused], p[fused] = "F", prob[fused, CLASSES.index("V")] + prob[fused, CLASSES.index("F")]
     return cls, p
 
 
@@ -109,5 +116,5 @@ def classify(
     from beatflow.classify.features import beat_features
 
     leads = {f"lead {i + 1}": x for i, x in enumerate(signals)}  # for the P-wave check of a candidate AF episode
-    prob = probabilities(beat_features(signals, fs, peaks, xp), booster, device)
-    return decide(prob, np.asarray(peaks) / fs, lambda: (leads, fs))
+    features = beat_features(signals, fs, peaks, xp)
+    return decide(probabilities(features, booster, device), features, np.asarray(peaks) / fs, lambda: (leads, fs))

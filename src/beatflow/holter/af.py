@@ -367,7 +367,7 @@ def _p_wave(x: list, fs, t, supra, s: int, e: int, min_beats: int, default) -> f
     return max(values) if values else (-np.inf if default is None else default)
 
 
-def _windows(x, index: np.ndarray) -> np.ndarray:
+def samples_at(x, index: np.ndarray) -> np.ndarray:
     """``x[index]`` as numpy: a lead on the GPU (cupy) gives only these samples to the host, a
     :class:`beatflow.io.tables.LeadStretches` reads only the row groups that hold them."""
     cupy = sys.modules.get("cupy")
@@ -389,7 +389,7 @@ def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beat
         return None
     if len(samples) > P_MAX_BEATS:
         samples = samples[np.linspace(0, len(samples) - 1, P_MAX_BEATS).astype(np.int64)]
-    seg = _windows(x, samples[:, None] + np.arange(-pre, post)[None, :]).astype(np.float64)
+    seg = samples_at(x, samples[:, None] + np.arange(-pre, post)[None, :]).astype(np.float64)
     if len(seg) <= BUTTER_MIN_SAMPLES:  # as it has always been: so few beats are centred, not filtered (the
         seg = seg - np.median(seg)  # short-signal test counted the rows, not the samples); kept: same results
     else:
