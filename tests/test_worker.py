@@ -112,6 +112,16 @@ def owner(tmp_path, monkeypatch):
     proc.wait()
 
 
+@pytest.fixture
+def ctrl_c_reaches_children():
+    """The processes the test starts take SIGINT's default action, as they do started from a terminal. A shell
+    that runs the tests in the background (``pytest &``, ``nohup``) ignores SIGINT in them, and an ignored signal
+    stays ignored in every process they start: Ctrl-C would reach no one."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def test_a_job_in_the_worker_writes_what_it_writes_in_its_own_process(owner, tmp_path, capfd):
     assert run_here(demo_job(tmp_path / "warm")) == (True, None)
     assert execute(demo_job(tmp_path / "cold"), main_of("demo_record")) is True
@@ -232,7 +242,7 @@ def workers_log(path=None) -> str:
     return (Run.current().log_path if path is None else path).read_text()
 
 
-def test_a_cancelled_job_stops_its_worker_at_once(owner, tmp_path):
+def test_a_cancelled_job_stops_its_worker_at_once(owner, tmp_path, ctrl_c_reaches_children):
     """Ctrl-C reaches the rule's script (Snakemake's process group), not the worker: the server sees the client
     go and the worker ends the job and itself, even with the stage blocked."""
     job, _ = hung_job(tmp_path)
@@ -420,7 +430,7 @@ def test_report_workers_retire_before_they_grow(demo_run, tmp_path, monkeypatch)
 
 
 @pytest.mark.workflow
-def test_ctrl_c_during_train_then_an_immediate_rerun(tmp_path):
+def test_ctrl_c_during_train_then_an_immediate_rerun(tmp_path, ctrl_c_reaches_children):
     """The run's workers are gone seconds after Ctrl-C, and the rerun's model.pt stays as the rerun wrote it."""
     from conftest import copy_project, snakemake
 
