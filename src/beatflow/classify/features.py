@@ -206,7 +206,7 @@ def _best_shift(x, peaks, template, lo: int, shift: int, xp):
     return out
 
 
-def _samples(fs: float, window: tuple[float, float]) -> tuple[int, int]:
+def window_samples(fs: float, window: tuple[float, float]) -> tuple[int, int]:
     return round(window[0] * fs), max(round(window[0] * fs) + 3, round(window[1] * fs))
 
 
@@ -214,7 +214,7 @@ def _templates(x, peaks, fs: float, chosen, xp) -> tuple[dict, object]:
     """The sinus templates of each window (step 3 of the module docstring) from the beats at ``peaks[chosen]``,
     and every beat's peak aligned to them."""
     shift = max(1, round(SHIFT_S * fs))
-    spans = {name: _samples(fs, w) for name, w in WINDOWS_S.items()}
+    spans = {name: window_samples(fs, w) for name, w in WINDOWS_S.items()}
     lo, hi = spans["qrs"]
     template_beats = peaks[chosen]
     for _ in range(ALIGN_PASSES - 1):  # the template's beats aligned to their own median, and again
@@ -231,7 +231,7 @@ def shape(x, peaks, fs: float, regular: np.ndarray, xp=np) -> dict[str, np.ndarr
     """Each beat's shape features (steps 3–5 of the module docstring) from band-passed leads ``x``
     ``[leads, n]`` (numpy, or cupy with ``xp=cupy``) and ``peaks`` (samples of ``x``); numpy arrays."""
     n = len(peaks)
-    spans = {name: _samples(fs, w) for name, w in WINDOWS_S.items()}
+    spans = {name: window_samples(fs, w) for name, w in WINDOWS_S.items()}
     chosen = np.flatnonzero(regular) if regular.sum() >= MIN_REGULAR else np.arange(n)
     chosen = xp.asarray(chosen[:: max(1, len(chosen) // TEMPLATE_BEATS)])
     templates, aligned = _templates(x, xp.asarray(peaks), fs, chosen, xp)

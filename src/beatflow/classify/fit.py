@@ -13,6 +13,7 @@ root of its count.
 from __future__ import annotations
 
 import argparse
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -71,7 +72,8 @@ def fit(records: list[RecordRows]):
 def record_classes(rows: RecordRows, booster) -> np.ndarray:
     """The classes ``booster`` and the rhythm context give the detected beats of ``rows``."""
     prob = probabilities(rows.features, booster)
-    classes, _ = decide(prob, rows.features, rows.peak / rows.fs, lambda: record_leads(rows))
+    leads = cache(lambda: record_leads(rows))  # read once, for the AF episodes' P-wave check and the fusion rule
+    classes, _ = decide(prob, rows.features, rows.peak / rows.fs, leads)
     return classes
 
 

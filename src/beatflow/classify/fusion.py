@@ -26,7 +26,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from beatflow.classify.features import BAND_HZ, FEATURE_FS, MIN_REGULAR, SHIFT_S, WINDOWS_S, column, is_regular
+from beatflow.classify.features import (
+    BAND_HZ,
+    FEATURE_FS,
+    MIN_REGULAR,
+    SHIFT_S,
+    WINDOWS_S,
+    column,
+    is_regular,
+    window_samples,
+)
 
 MIN_VENTRICULAR = 10
 CONFIDENT = 0.9
@@ -62,8 +71,8 @@ def qrs_windows(leads: list, fs: float, peaks: np.ndarray, pad: int) -> np.ndarr
     rate = Fraction(FEATURE_FS / fs).limit_denominator(1000)
     half = round(HALF_S * fs)
     centre = round(half * float(rate))
-    lo = round(WINDOWS_S["qrs"][0] * FEATURE_FS) - pad
-    hi = round(WINDOWS_S["qrs"][1] * FEATURE_FS) + pad
+    lo, hi = window_samples(FEATURE_FS, WINDOWS_S["qrs"])
+    lo, hi = lo - pad, hi + pad
     out = []
     for x in leads:
         index = np.clip(peaks[:, None] + np.arange(-half, half + 1)[None, :], 0, len(x) - 1)
