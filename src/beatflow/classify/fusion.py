@@ -5,8 +5,8 @@ sinus template only and class such a beat V or N; a beat they class V becomes F 
 
 1. The record has at least :data:`MIN_VENTRICULAR` beats classed V with ``class_p`` ≥ :data:`CONFIDENT` that
    fail condition 2 or 3 (so cannot be fusion beats): the median of their QRS windows, each aligned to the
-   median (:data:`ALIGN_PASSES` times), is the record's ventricular template; that of its regular N beats the
-   sinus template (at most :data:`TEMPLATE_BEATS` of each, spread over the record).
+   median (:func:`beatflow.dsp.templates.template`), is the record's ventricular template; that of its
+   regular N beats the sinus template (at most :data:`TEMPLATE_BEATS` of each, spread over the record).
 2. It comes on time: its RR interval before within :data:`ON_TIME` of the local median (a ventricular premature
    beat is early; a fusion beat needs the sinus impulse to have arrived).
 3. A P wave of the sinus shape precedes it (``p_corr_mean`` ≥ :data:`P_WAVE`).
@@ -36,11 +36,11 @@ from beatflow.classify.features import (
     is_regular,
     window_samples,
 )
+from beatflow.dsp.templates import shifted, spread, template
 
 MIN_VENTRICULAR = 10
 CONFIDENT = 0.9
 TEMPLATE_BEATS = 256
-ALIGN_PASSES = 2
 ON_TIME = 0.10
 P_WAVE = 0.5
 MIN_GAIN = 0.08
@@ -54,10 +54,6 @@ def candidates(features: np.ndarray, cls: np.ndarray) -> np.ndarray:
         on_time = np.abs(column(features, "rr_pre_local") - 1) <= ON_TIME
         p_wave = column(features, "p_corr_mean") >= P_WAVE
     return np.flatnonzero((cls == "V") & on_time & p_wave)
-
-
-def _spread(beats: np.ndarray, most: int) -> np.ndarray:
-    return beats[np.linspace(0, len(beats) - 1, most).astype(np.int64)] if len(beats) > most else beats
 
 
 def qrs_windows(leads: list, fs: float, peaks: np.ndarray, pad: int) -> np.ndarray:
@@ -82,31 +78,12 @@ def qrs_windows(leads: list, fs: float, peaks: np.ndarray, pad: int) -> np.ndarr
     return np.stack(out, 1)
 
 
-def _shifted(template: np.ndarray, pad: int) -> np.ndarray:
-    """``[2 pad + 1, ..., W]``: windows ``[..., W + 2 pad]`` at every shift, each centred."""
-    width = template.shape[-1] - 2 * pad
-    out = np.stack([template[..., s : s + width] for s in range(2 * pad + 1)])
-    return out - out.mean(-1, keepdims=True)
-
-
-def template(windows: np.ndarray, pad: int) -> np.ndarray:
-    """``[leads, W + 2 pad]``: the median of ``windows`` ``[beats, leads, W + 4 pad]``, each aligned to the
-    median (best correlation over both leads, within ``±pad``) :data:`ALIGN_PASSES` times."""
-    cuts = _shifted(windows, pad)  # [shifts, beats, leads, W + 2 pad]
-    beats = np.arange(windows.shape[0])
-    best = np.full(len(beats), pad)
-    for _ in range(ALIGN_PASSES):
-        middle = np.median(cuts[best, beats], 0)
-        best = np.einsum("sblw,lw->sb", cuts, middle).argmax(0)
-    return np.median(cuts[best, beats], 0)
-
-
 def mixture(beats: np.ndarray, sinus: np.ndarray, ventricular: np.ndarray, pad: int) -> tuple[np.ndarray, np.ndarray]:
     """Per beat of ``beats`` ``[beats, leads, W]`` (centred), against the templates ``[leads, W + 2 pad]``:
     the gain in explained variance of the best ``a·S + b·V`` (``a, b > 0``, each template at any shift) over
     the better template alone, and that fit's ventricular share (condition 4 of the module docstring; -inf and
     NaN where no fit has both weights positive)."""
-    s, v = _shifted(sinus, pad), _shifted(ventricular, pad)  # [shifts, leads, W]
+    s, v = shifted(sinus, pad), shifted(ventricular, pad)  # [shifts, leads, W]
     ww = (beats * beats).sum((1, 2))[:, None, None]
     bs = np.einsum("blw,slw->bs", beats, s)[:, :, None]  # [beats, sinus shifts, 1]
     bv = np.einsum("blw,slw->bs", beats, v)[:, None, :]  # [beats, 1, ventricular shifts]
@@ -138,8 +115,8 @@ def fusion_beats(features: np.ndarray, cls: np.ndarray, class_p: np.ndarray, tim
     leads = list(leads.values())[:2]
     peaks = np.round(np.asarray(time_s) * fs).astype(np.int64)
     pad = max(1, round(SHIFT_S * FEATURE_FS))
-    sinus_template = template(qrs_windows(leads, fs, peaks[_spread(sinus, TEMPLATE_BEATS)], 2 * pad), pad)
-    v_template = template(qrs_windows(leads, fs, peaks[_spread(ventricular, TEMPLATE_BEATS)], 2 * pad), pad)
+    sinus_template = template(qrs_windows(leads, fs, peaks[spread(sinus, TEMPLATE_BEATS)], 2 * pad), pad)
+    v_template = template(qrs_windows(leads, fs, peaks[spread(ventricular, TEMPLATE_BEATS)], 2 * pad), pad)
     beats = qrs_windows(leads, fs, peaks[chosen], 0)
     gain, share = mixture(beats, sinus_template, v_template, pad)
     with np.errstate(invalid="ignore"):

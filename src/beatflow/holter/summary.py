@@ -41,7 +41,9 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
   interval of double or half length), sample standard deviations (ddof 1); SDANN and the SDNN
   index over the whole 5-minute segments from the start (an interval belongs to the segment it ends in);
   rMSSD and pNN50 (a share, 0–1) over the differences of successive NN intervals (three consecutive N beats);
-  ``coverage``: the NN intervals' total time / ``analysed_s``.
+  ``coverage``: the NN intervals' total time / ``analysed_s``. With the signal at hand, the intervals are
+  timed from each beat's QRS aligned to the record's median sinus QRS (:mod:`beatflow.holter.fiducial`), not
+  from the detector's peaks (:func:`hrv_times`).
 
 Anything that cannot be computed is ``null`` and ``notes`` says why; nothing here raises on odd input.
 """
@@ -56,6 +58,7 @@ import numpy as np
 
 from beatflow.dsp.filters import butter_band_pass
 from beatflow.holter import af as af_module
+from beatflow.holter.fiducial import aligned_times
 from beatflow.holter.quality import readable, signal_quality
 
 CLASSES = ("N", "S", "V", "F", "Q")
@@ -263,6 +266,15 @@ def hrv(time_s, classes, valid, duration_s: float, analysed_s: float) -> dict:
     if sds:
         out["sdnn_index_ms"] = _num(np.mean(sds))
     return out
+
+
+def hrv_times(t, c, sinus, signal) -> np.ndarray:
+    """The beat times :func:`hrv` reads: with the signal at hand, the beats of NN intervals aligned to their
+    median QRS (:func:`beatflow.holter.fiducial.aligned_times`); the detector's times otherwise."""
+    nn = np.flatnonzero(nn_intervals(t, c, sinus))
+    if signal is None or len(nn) < 2:
+        return t
+    return aligned_times(t, np.union1d(nn, nn + 1), signal)
 
 
 def missed_beat_ratio(x: np.ndarray, fs: float, a: float, b: float) -> float:
@@ -475,8 +487,9 @@ def summary_from_beats(
     af_episodes : sequence of (float, float), optional
         AF episodes to use instead of detecting them (the reference summary passes its rhythm annotations).
     signal : callable, optional
-        Returns ``(lead name → numpy array, fs)``: for the signal quality (artefact), the pause check and the AF
-        detector's P-wave check (every lead). None: no artefact is measured.
+        Returns ``(lead name → numpy array, fs)``: for the signal quality (artefact), the pause check, the AF
+        detector's P-wave check and the HRV beat times (every lead). None: no artefact is measured, HRV is
+        timed from ``time_s``.
     start : str, optional
         The recording's start (ISO 8601), kept as ``start``; None when unknown.
 
@@ -511,7 +524,7 @@ def _sections(t, c, duration_s: float, excluded, af_episodes, signal, quality, n
     heart_rate["fastest"], heart_rate["slowest"] = sinus_extremes(t, c, sinus)
     ventricular, supraventricular = ectopy_sections(t, c, merge_intervals([*excluded, *af_spans]))
     hourly = hourly_table(t, c, rr, valid, minutes, pauses, duration_s, notes)
-    hrv_out = hrv(t, c, sinus, duration_s, analysed_s)
+    hrv_out = hrv(hrv_times(t, c, sinus, signal), c, sinus, duration_s, analysed_s)
     if len(t) and not (c == "N").any():
         notes.append("no N beats (paced or all ectopic): no HRV")
     return {
