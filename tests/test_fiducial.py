@@ -88,3 +88,17 @@ def test_mitdb_118_rmssd_from_aligned_beats():
     aligned = summary_from_beats("118", t, c, duration, signal=lambda: (leads, fs))["hrv"]["rmssd_ms"]
     assert plain > 1.25 * reference
     assert aligned == pytest.approx(reference, rel=0.05)
+
+
+def test_beats_past_the_leads_end_or_on_a_flat_lead_keep_their_times():
+    """Odd input gives no error: beats after the lead's end (a wrong sampling rate) and beats on a flat lead
+    keep the detector's times (no shift correlates)."""
+    fs = 250.0
+    t = np.arange(200, 800) * 0.8
+    c = np.full(len(t), "N")
+    for lead in (np.random.default_rng(0).normal(size=int(100 * fs)), np.zeros(int(1000 * fs))):
+        aligned = fiducial.aligned_times(t, np.arange(len(t)), lambda lead=lead: ({"I": lead}, fs))
+        kept = t > 101 if lead.any() else t > 0
+        assert np.allclose(aligned[kept], t[kept], rtol=0, atol=1e-9)
+        summary = summary_from_beats("r", t, c, t[-1] + 1, signal=lambda lead=lead: ({"I": lead}, fs))
+        assert summary["hrv"]["rmssd_ms"] in (None, 0.0)  # regular beats, or none readable (artefact)

@@ -36,7 +36,7 @@ def best_shift(windows: np.ndarray, reference: np.ndarray, pad: int) -> np.ndarr
     """Per window of ``windows`` ``[beats, leads, W + 2 pad]``: the shift (samples, ``-pad`` to ``pad``) at which
     it best matches ``reference`` ``[leads, W]``: the peak of the normalised correlation of the centred
     ``W``-sample cut with the centred reference, over every lead (the cuts' energies from running sums, no copy
-    of the cuts)."""
+    of the cuts); 0 where no shift correlates positively (a flat window)."""
     width = reference.shape[-1]
     x = windows - windows.mean(-1, keepdims=True)
     ref = (reference - reference.mean(-1, keepdims=True)).astype(x.dtype)
@@ -46,4 +46,6 @@ def best_shift(windows: np.ndarray, reference: np.ndarray, pad: int) -> np.ndarr
     s2 = np.concatenate([zero, np.cumsum(x * x, -1)], -1)
     total, square = s1[..., width:] - s1[..., :-width], s2[..., width:] - s2[..., :-width]
     energy = np.maximum(square - total**2 / width, 0.0).sum(1)  # [beats, shifts]
-    return (numerator / np.sqrt(np.maximum(energy, 1e-12))).argmax(1) - pad
+    score = numerator / np.sqrt(np.maximum(energy, 1e-12))
+    best = score.argmax(1)
+    return np.where(score[np.arange(len(best)), best] > 0, best - pad, 0)

@@ -39,13 +39,15 @@ THREADS = 4
 
 def _windows(leads: list, peaks: np.ndarray, lo: int, hi: int) -> np.ndarray:
     """``[beats, leads, hi - lo]`` float32: each lead's samples ``peak + lo`` to ``peak + hi`` (clipped to the
-    lead), read as one stretch per lead."""
-    first, last = max(int(peaks[0]) + lo, 0), int(peaks[-1]) + hi
+    lead; zeros for an empty lead), read as one stretch per lead."""
     out = []
     for x in leads:
-        stretch = np.asarray(x[first : min(last, len(x))], dtype=np.float32)
-        index = np.clip(peaks[:, None] + np.arange(lo, hi)[None, :] - first, 0, len(stretch) - 1)
-        out.append(stretch[index])
+        if len(x) == 0:
+            out.append(np.zeros((len(peaks), hi - lo), np.float32))
+            continue
+        first = int(np.clip(peaks[0] + lo, 0, len(x) - 1))
+        stretch = np.asarray(x[first : int(np.clip(peaks[-1] + hi, first + 1, len(x)))], dtype=np.float32)
+        out.append(stretch[np.clip(peaks[:, None] + np.arange(lo, hi)[None, :] - first, 0, len(stretch) - 1)])
     return np.stack(out, 1)
 
 
