@@ -102,3 +102,10 @@ def test_beats_past_the_leads_end_or_on_a_flat_lead_keep_their_times():
         assert np.allclose(aligned[kept], t[kept], rtol=0, atol=1e-9)
         summary = summary_from_beats("r", t, c, t[-1] + 1, signal=lambda lead=lead: ({"I": lead}, fs))
         assert summary["hrv"]["rmssd_ms"] in (None, 0.0)  # regular beats, or none readable (artefact)
+
+
+def test_chunks_hold_at_most_chunk_beats_within_the_span():
+    peaks = np.concatenate([np.arange(0, 3000, 2), 10**6 + np.arange(0, 50, 5)])  # beats, then a long gap
+    chunks = fiducial._chunks(peaks, most_samples=1000)
+    assert [c.start for c in chunks] == [0, 501, 1002, 1500] and chunks[-1].stop == len(peaks)
+    assert all(peaks[c][-1] - peaks[c][0] <= 1000 and c.stop - c.start <= fiducial.CHUNK for c in chunks)

@@ -8,16 +8,16 @@ point that is the same on every beat: Task Force of the ESC and NASPE, 1996; ``d
 §24 has the measurements):
 
 - the template is the median QRS (:data:`QRS_S` about the peak, every lead, at the record's own rate) of at
-  most :data:`TEMPLATE_BEATS` of the first :data:`CHUNK` beats, spread over them, each aligned to the median
+  most :data:`TEMPLATE_BEATS` of the first chunk's beats, spread over them, each aligned to the median
   (:func:`beatflow.dsp.templates.template`);
 - each beat moves to its best match within :data:`SHIFT_S` (normalised correlation over every lead:
   :func:`beatflow.dsp.templates.best_shift`), to a whole sample: its time stays on the record's sample grid, as
   the detector's and the annotators' do (at 128 Hz, times between samples read low-HRV records' rMSSD a
   quarter below the annotations', whose rounding adds to it).
 
-The leads are read :data:`CHUNK` beats at a time, one stretch per lead (a ``signal.parquet`` lead reads only
-its row groups), while up to :data:`THREADS` chunks before it are matched in threads: host memory does not grow
-with the record.
+The leads are read a chunk at a time (at most :data:`CHUNK` beats within :data:`SPAN_S`), one stretch per lead
+(a ``signal.parquet`` lead reads only its row groups), while up to :data:`THREADS` chunks before it are matched
+in threads: host memory does not grow with the record, however sparse its sinus beats.
 """
 
 from __future__ import annotations
@@ -34,7 +34,18 @@ QRS_S = (-0.10, 0.12)
 SHIFT_S = 0.08
 TEMPLATE_BEATS = 512
 CHUNK = 8192
+SPAN_S = 4 * 3600.0
 THREADS = 4
+
+
+def _chunks(peaks: np.ndarray, most_samples: int) -> list[slice]:
+    """Consecutive runs of at most :data:`CHUNK` of ``peaks`` spanning at most ``most_samples``."""
+    out, start = [], 0
+    while start < len(peaks):
+        end = min(start + CHUNK, int(np.searchsorted(peaks, peaks[start] + most_samples, "right")))
+        out.append(slice(start, max(end, start + 1)))
+        start = out[-1].stop
+    return out
 
 
 def _windows(leads: list, peaks: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -59,7 +70,8 @@ def aligned_times(time_s: np.ndarray, beats: np.ndarray, signal) -> np.ndarray:
     peaks = np.round(np.asarray(time_s)[beats] * fs).astype(np.int64)
     lo, hi = round(QRS_S[0] * fs), round(QRS_S[1] * fs)
     pad = max(1, round(SHIFT_S * fs))
-    first = peaks[spread(np.arange(min(len(peaks), CHUNK)), TEMPLATE_BEATS)]
+    chunks = _chunks(peaks, round(SPAN_S * fs))
+    first = peaks[chunks[0]][spread(np.arange(chunks[0].stop), TEMPLATE_BEATS)]
     reference = template(_windows(leads, first, lo - 2 * pad, hi + 2 * pad), pad)[:, pad:-pad]
     out = np.array(time_s, dtype=np.float64)
     threads = min(THREADS, os.cpu_count() or 1)
@@ -69,8 +81,7 @@ def aligned_times(time_s: np.ndarray, beats: np.ndarray, signal) -> np.ndarray:
         out[beats[part]] = (peaks[part] + shift.result()) / fs
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        for start in range(0, len(peaks), CHUNK):
-            part = slice(start, start + CHUNK)
+        for part in chunks:
             pending.append(
                 (part, pool.submit(best_shift, _windows(leads, peaks[part], lo - pad, hi + pad), reference, pad))
             )
