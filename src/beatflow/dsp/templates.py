@@ -32,11 +32,10 @@ def template(windows: np.ndarray, pad: int) -> np.ndarray:
     return np.median(cuts[best, beats], 0)
 
 
-def best_shift(windows: np.ndarray, reference: np.ndarray, pad: int) -> np.ndarray:
-    """Per window of ``windows`` ``[beats, leads, W + 2 pad]``: the shift (samples, ``-pad`` to ``pad``) at which
-    it best matches ``reference`` ``[leads, W]``: the peak of the normalised correlation of the centred
-    ``W``-sample cut with the centred reference, over every lead (the cuts' energies from running sums, no copy
-    of the cuts); 0 where no shift correlates positively (a flat window)."""
+def correlation_terms(windows: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per window of ``windows`` ``[beats, leads, W + 2 pad]`` and shift (``0`` to ``2 pad``): the correlation of
+    the centred ``W``-sample cut with the centred ``reference`` ``[leads, W]`` and the centred cut's energy, each
+    summed over the leads (``[beats, 2 pad + 1]`` both; the energies from running sums, no copy of the cuts)."""
     width = reference.shape[-1]
     x = windows - windows.mean(-1, keepdims=True)
     ref = (reference - reference.mean(-1, keepdims=True)).astype(x.dtype)
@@ -45,7 +44,18 @@ def best_shift(windows: np.ndarray, reference: np.ndarray, pad: int) -> np.ndarr
     s1 = np.concatenate([zero, np.cumsum(x, -1)], -1)
     s2 = np.concatenate([zero, np.cumsum(x * x, -1)], -1)
     total, square = s1[..., width:] - s1[..., :-width], s2[..., width:] - s2[..., :-width]
-    energy = np.maximum(square - total**2 / width, 0.0).sum(1)  # [beats, shifts]
+    return numerator, np.maximum(square - total**2 / width, 0.0).sum(1)
+
+
+def shift_of(numerator: np.ndarray, energy: np.ndarray, pad: int) -> np.ndarray:
+    """The shift (samples, ``-pad`` to ``pad``) at the peak of each row's normalised correlation
+    (:func:`correlation_terms`); 0 where no shift correlates positively (a flat window)."""
     score = numerator / np.sqrt(np.maximum(energy, 1e-12))
     best = score.argmax(1)
     return np.where(score[np.arange(len(best)), best] > 0, best - pad, 0)
+
+
+def best_shift(windows: np.ndarray, reference: np.ndarray, pad: int) -> np.ndarray:
+    """Per window of ``windows`` ``[beats, leads, W + 2 pad]``: the shift at which it best matches ``reference``
+    ``[leads, W]`` over every lead (:func:`correlation_terms`, :func:`shift_of`)."""
+    return shift_of(*correlation_terms(windows, reference), pad)

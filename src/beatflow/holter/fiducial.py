@@ -11,31 +11,32 @@ point that is the same on every beat: Task Force of the ESC and NASPE, 1996; ``d
   most :data:`TEMPLATE_BEATS` of the first chunk's beats, spread over them, each aligned to the median
   (:func:`beatflow.dsp.templates.template`);
 - each beat moves to its best match within :data:`SHIFT_S` (normalised correlation over every lead:
-  :func:`beatflow.dsp.templates.best_shift`), to a whole sample: its time stays on the record's sample grid, as
-  the detector's and the annotators' do (at 128 Hz, times between samples read low-HRV records' rMSSD a
-  quarter below the annotations', whose rounding adds to it).
+  :func:`beatflow.dsp.templates.correlation_terms` per lead, summed), to a whole sample: its time stays on the
+  record's sample grid, as the detector's and the annotators' do (at 128 Hz, times between samples read low-HRV
+  records' rMSSD a quarter below the annotations', whose rounding adds to it).
 
-The leads are read a chunk at a time (at most :data:`CHUNK` beats within :data:`SPAN_S`), one stretch per lead
-(a ``signal.parquet`` lead reads only its row groups), while up to :data:`THREADS` chunks before it are matched
-in threads: host memory does not grow with the record, however sparse its sinus beats.
+Each lead is read and matched in a thread of its own (a ``signal.parquet`` lead is one reader, read from one
+thread), a chunk at a time (at most :data:`CHUNK` beats within :data:`SPAN_S`, one stretch per lead: such a lead
+reads only its row groups), at most :data:`AHEAD` chunks ahead of the one whose shifts are taken: host memory
+does not grow with the record, however sparse its sinus beats.
 """
 
 from __future__ import annotations
 
-import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 
 import numpy as np
 
-from beatflow.dsp.templates import best_shift, spread, template
+from beatflow.dsp.templates import correlation_terms, shift_of, spread, template
 
 QRS_S = (-0.10, 0.12)
 SHIFT_S = 0.08
 TEMPLATE_BEATS = 512
 CHUNK = 8192
 SPAN_S = 4 * 3600.0
-THREADS = 4
+AHEAD = 2
 
 
 def _chunks(peaks: np.ndarray, most_samples: int) -> list[slice]:
@@ -62,6 +63,11 @@ def _windows(leads: list, peaks: np.ndarray, lo: int, hi: int) -> np.ndarray:
     return np.stack(out, 1)
 
 
+def _lead_terms(x, peaks: np.ndarray, lo: int, hi: int, reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One lead's correlation terms (:func:`beatflow.dsp.templates.correlation_terms`) for ``peaks``."""
+    return correlation_terms(_windows([x], peaks, lo, hi), reference[None])
+
+
 def aligned_times(time_s: np.ndarray, beats: np.ndarray, signal) -> np.ndarray:
     """``time_s`` with the beats ``beats`` (indices in time order, at least two) moved to their QRS's best match
     with the template (module docstring); ``signal``: a callable returning ``(lead name → lead, fs)``."""
@@ -74,18 +80,22 @@ def aligned_times(time_s: np.ndarray, beats: np.ndarray, signal) -> np.ndarray:
     first = peaks[chunks[0]][spread(np.arange(chunks[0].stop), TEMPLATE_BEATS)]
     reference = template(_windows(leads, first, lo - 2 * pad, hi + 2 * pad), pad)[:, pad:-pad]
     out = np.array(time_s, dtype=np.float64)
-    threads = min(THREADS, os.cpu_count() or 1)
-    pending = deque()  # at most `threads` chunks' windows in memory
+    pending = deque()  # at most AHEAD chunks in flight
 
-    def settle(part, shift):
-        out[beats[part]] = (peaks[part] + shift.result()) / fs
+    def settle(part, futures):
+        terms = [f.result() for f in futures]
+        shift = shift_of(sum(t[0] for t in terms), sum(t[1] for t in terms), pad)
+        out[beats[part]] = (peaks[part] + shift) / fs
 
-    with ThreadPoolExecutor(max_workers=threads) as pool:
+    with ExitStack() as stack:
+        threads = [stack.enter_context(ThreadPoolExecutor(max_workers=1)) for _ in leads]  # one reader each
         for part in chunks:
-            pending.append(
-                (part, pool.submit(best_shift, _windows(leads, peaks[part], lo - pad, hi + pad), reference, pad))
-            )
-            if len(pending) >= threads:
+            futures = [
+                thread.submit(_lead_terms, x, peaks[part], lo - pad, hi + pad, reference[k])
+                for k, (x, thread) in enumerate(zip(leads, threads))
+            ]
+            pending.append((part, futures))
+            if len(pending) > AHEAD:
                 settle(*pending.popleft())
         while pending:
             settle(*pending.popleft())
