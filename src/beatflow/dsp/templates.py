@@ -53,9 +53,3 @@ def shift_of(numerator: np.ndarray, energy: np.ndarray, pad: int) -> np.ndarray:
     score = numerator / np.sqrt(np.maximum(energy, 1e-12))
     best = score.argmax(1)
     return np.where(score[np.arange(len(best)), best] > 0, best - pad, 0)
-
-
-def best_shift(windows: np.ndarray, reference: np.ndarray, pad: int) -> np.ndarray:
-    """Per window of ``windows`` ``[beats, leads, W + 2 pad]``: the shift at which it best matches ``reference``
-    ``[leads, W]`` over every lead (:func:`correlation_terms`, :func:`shift_of`)."""
-    return shift_of(*correlation_terms(windows, reference), pad)

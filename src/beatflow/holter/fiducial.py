@@ -77,8 +77,8 @@ def aligned_times(time_s: np.ndarray, beats: np.ndarray, signal) -> np.ndarray:
     lo, hi = round(QRS_S[0] * fs), round(QRS_S[1] * fs)
     pad = max(1, round(SHIFT_S * fs))
     chunks = _chunks(peaks, round(SPAN_S * fs))
-    first = peaks[chunks[0]][spread(np.arange(chunks[0].stop), TEMPLATE_BEATS)]
-    reference = template(_windows(leads, first, lo - 2 * pad, hi + 2 * pad), pad)[:, pad:-pad]
+    reference = template(_windows(leads, spread(peaks[chunks[0]], TEMPLATE_BEATS), lo - 2 * pad, hi + 2 * pad), pad)
+    reference = reference[:, pad:-pad]
     out = np.array(time_s, dtype=np.float64)
     pending = deque()  # at most AHEAD chunks in flight
 

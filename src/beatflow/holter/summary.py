@@ -271,10 +271,10 @@ def hrv(time_s, classes, valid, duration_s: float, analysed_s: float) -> dict:
 def hrv_times(t, c, sinus, signal) -> np.ndarray:
     """The beat times :func:`hrv` reads: with the signal at hand, the beats of NN intervals aligned to their
     median QRS (:func:`beatflow.holter.fiducial.aligned_times`); the detector's times otherwise."""
-    nn = np.flatnonzero(nn_intervals(t, c, sinus))
-    if signal is None or len(nn) < 2:
+    if signal is None:
         return t
-    return aligned_times(t, np.union1d(nn, nn + 1), signal)
+    nn = np.flatnonzero(nn_intervals(t, c, sinus))
+    return aligned_times(t, np.union1d(nn, nn + 1), signal) if len(nn) >= 2 else t
 
 
 def missed_beat_ratio(x: np.ndarray, fs: float, a: float, b: float) -> float:
