@@ -1,4 +1,4 @@
-"""The beat times HRV is computed from: each sinus beat's QRS aligned to the record's median sinus QRS.
+"""The beat times HRV is computed from: each N beat's QRS aligned to the record's median N QRS.
 
 The detector's peak is the largest point of its filtered complex. Where a complex has two points of about the
 same size (an RS complex, a notched QRS) it takes one or the other, beat to beat, tens of milliseconds apart,
@@ -18,7 +18,7 @@ point that is the same on every beat: Task Force of the ESC and NASPE, 1996; ``d
 Each lead is read and matched in a thread of its own (a ``signal.parquet`` lead is one reader, read from one
 thread), a chunk at a time (at most :data:`CHUNK` beats within :data:`SPAN_S`, one stretch per lead: such a lead
 reads only its row groups), at most :data:`AHEAD` chunks ahead of the one whose shifts are taken: host memory
-does not grow with the record, however sparse its sinus beats.
+does not grow with the record, however sparse its N beats.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -213,15 +214,21 @@ def cycles_times(time_s, classes, patterns, min_cycles: int = 3) -> list[float]:
     return totals
 
 
+def between_clear_n(classes) -> np.ndarray:
+    """Mask of the RR intervals whose two beats are N with N beats on both sides: the intervals
+    :func:`nn_intervals` may keep, before analysability and editing."""
+    n = classes == "N"
+    clear = n & np.concatenate([[True], n[:-1]]) & np.concatenate([n[1:], [True]])
+    return clear[:-1] & clear[1:]
+
+
 def nn_intervals(time_s, classes, valid) -> np.ndarray:
     """Mask of the RR intervals that count as NN: analysable (AF left out by the caller), both beats N and
     neither next to a beat that is not N, and within :data:`NN_EDIT` (20 %)
     of the median of the :data:`NN_EDIT_WINDOW` NN intervals around them (the classic 20 % editing rule of
     Holter HRV: a missed or a false beat between two N beats would otherwise enter as one interval of double
     or half length, and a single such interval can move SDNN several-fold)."""
-    n = classes == "N"
-    clear = n & np.concatenate([[True], n[:-1]]) & np.concatenate([n[1:], [True]])  # N with N neighbours
-    nn = valid & clear[:-1] & clear[1:]
+    nn = valid & between_clear_n(classes)
     idx = np.flatnonzero(nn)
     if len(idx) < 3:
         return nn
@@ -268,13 +275,15 @@ def hrv(time_s, classes, valid, duration_s: float, analysed_s: float) -> dict:
     return out
 
 
-def hrv_times(t, c, sinus, signal) -> np.ndarray:
-    """The beat times :func:`hrv` reads: with the signal at hand, the beats of NN intervals aligned to their
-    median QRS (:func:`beatflow.holter.fiducial.aligned_times`); the detector's times otherwise."""
+def hrv_times(t, c, signal) -> np.ndarray:
+    """The beat times :func:`hrv` reads: with the signal at hand, the beats of every interval that may be NN
+    (:func:`between_clear_n`) aligned to their median QRS (:func:`beatflow.holter.fiducial.aligned_times`);
+    the detector's times otherwise. It needs neither the signal quality nor the AF episodes, so it runs while
+    they are measured."""
     if signal is None:
         return t
-    nn = np.flatnonzero(nn_intervals(t, c, sinus))
-    return aligned_times(t, np.union1d(nn, nn + 1), signal) if len(nn) >= 2 else t
+    candidates = np.flatnonzero(between_clear_n(c))
+    return aligned_times(t, np.union1d(candidates, candidates + 1), signal) if len(candidates) >= 2 else t
 
 
 def missed_beat_ratio(x: np.ndarray, fs: float, a: float, b: float) -> float:
@@ -502,14 +511,17 @@ def summary_from_beats(
     """
     notes: list[str] = []
     t, c = _sorted_beats(record, time_s, classes, notes)
-    quality = signal_quality(*signal()) if signal is not None else None
-    sections = _sections(t, c, float(duration_s), excluded, af_episodes, signal, quality, notes)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the HRV times are aligned while the quality is measured
+        hrv_time_s = pool.submit(hrv_times, t, c, signal).result
+        quality = signal_quality(*signal()) if signal is not None else None
+        sections = _sections(t, c, float(duration_s), excluded, af_episodes, signal, quality, hrv_time_s, notes)
     return {"record": record, "start": start, **sections, "notes": notes}
 
 
-def _sections(t, c, duration_s: float, excluded, af_episodes, signal, quality, notes: list[str]) -> dict:
-    """:func:`summary_from_beats`'s sections, from ``duration_s`` to ``hrv``, for the sorted beats ``t``, ``c``
-    and the signal's ``quality`` (:func:`beatflow.holter.quality.signal_quality`; None without a signal)."""
+def _sections(t, c, duration_s: float, excluded, af_episodes, signal, quality, hrv_time_s, notes: list[str]) -> dict:
+    """:func:`summary_from_beats`'s sections, from ``duration_s`` to ``hrv``, for the sorted beats ``t``, ``c``,
+    the signal's ``quality`` (:func:`beatflow.holter.quality.signal_quality`; None without a signal) and
+    ``hrv_time_s``, a callable giving the beat times HRV reads (:func:`hrv_times`)."""
     artefact = [(a["start_s"], min(a["end_s"], duration_s)) for a in quality["artefact"]] if quality else []
     excluded = merge_intervals([*(excluded or []), *artefact])
     valid = analysable(t, c, excluded)
@@ -524,7 +536,7 @@ def _sections(t, c, duration_s: float, excluded, af_episodes, signal, quality, n
     heart_rate["fastest"], heart_rate["slowest"] = sinus_extremes(t, c, sinus)
     ventricular, supraventricular = ectopy_sections(t, c, merge_intervals([*excluded, *af_spans]))
     hourly = hourly_table(t, c, rr, valid, minutes, pauses, duration_s, notes)
-    hrv_out = hrv(hrv_times(t, c, sinus, signal), c, sinus, duration_s, analysed_s)
+    hrv_out = hrv(hrv_time_s(), c, sinus, duration_s, analysed_s)
     if len(t) and not (c == "N").any():
         notes.append("no N beats (paced or all ectopic): no HRV")
     return {
