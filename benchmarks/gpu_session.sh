@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU host, after the wheelhouse parts are in /root/wh (made here by `PART_MB=40 ../shared/gpu-wheelhouse/build --
-# wfdb pyedflib jsonschema`, each .gpu-wheelhouse/part-NN carried and copied there in its own call). One phase per call, back to
-# back (each call gets a fresh copy of the working tree; installed packages and data/ stay while it is warm):
+# wfdb pyedflib jsonschema lightgbm`: the host lacks lightgbm, which the classifier needs; each .gpu-wheelhouse/part-NN
+# carried and copied there in its own call). One phase per call, back to back (each call gets a fresh copy of the
+# working tree; installed packages and data/ stay while it is warm):
 #   gpu    install; the GPU tests (TESTS=0: none), logged by name to benchmarks/results/pytest-gpu-h200-<stamp>.log; stage figures on the 20 h record (synthesised here, ~15 s; STAGES=0: not)
 #   seed   the workflow on the 20 h record: device gpu, cpu, and gpu with a process per job (no warm workers), into one JSON
 #   demo   the demo workflow on both backends
