@@ -33,6 +33,8 @@ import warnings
 
 import numpy as np
 
+from beatflow.dsp.templates import ALIGN_PASSES
+
 BAND_HZ = (0.5, 40.0)
 FEATURE_FS = 250.0  # shapes are compared at this rate, whatever the record's (128-500 Hz alike)
 WINDOWS_S = {"p": (-0.30, -0.08), "qrs": (-0.10, 0.12), "t": (0.12, 0.40)}  # about the R peak
@@ -43,7 +45,6 @@ SUSTAINED_BEATS = 256  # ... and over this many each side (the sinus interval ar
 REGULAR = 0.15  # a regular beat: both its intervals within this fraction of the local median
 MIN_REGULAR = 20  # fewer regular beats than this: the template is the median of every beat
 TEMPLATE_BEATS = 4096  # the template is the median of at most this many beats, spread over the record
-ALIGN_PASSES = 2
 FAMILIES = 8  # shape groups of a record (k-means over its beats' QRS and T-wave features)
 FAMILY_BY = ("qrs_corr_mean", "qrs_amp_mean", "qrs_width_ratio", "t_corr_mean", "t_amp_mean")
 CHUNK = 16384  # beats whose windows are cut at a time on the host ...
