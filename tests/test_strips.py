@@ -279,6 +279,34 @@ def test_lead_stretches_take_sample_indices_and_go_through_the_lead_in_blocks(tm
     assert streamed["unreadable"] == whole["unreadable"] and whole["unreadable"]["MLII"]
 
 
+def test_lead_stretches_keep_the_row_groups_used_last_and_go_when_dropped(tmp_path):
+    """A lead keeps the KEPT_ROW_GROUPS row groups it used last (the one used again stays, the oldest goes), and
+    a dropped lead is freed at once, with its kept samples, without waiting for the cyclic garbage collector."""
+    import gc
+    import weakref
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from beatflow.io.tables import KEPT_ROW_GROUPS
+
+    x = np.arange(10_000, dtype=np.float32)
+    pq.write_table(pa.table({"MLII": x}), tmp_path / "signal.parquet", row_group_size=1000)
+    lead = read_signal_stretches(tmp_path / "signal.parquet", ["MLII"])["MLII"]
+    read, read_row_groups = [], lead._file.read_row_groups
+    lead._file.read_row_groups = lambda groups, columns: read.append(groups[0]) or read_row_groups(groups, columns)
+    for g in [0, *range(1, KEPT_ROW_GROUPS), 0, KEPT_ROW_GROUPS, 0, 1]:
+        np.testing.assert_array_equal(lead[g * 1000 : g * 1000 + 10], x[g * 1000 : g * 1000 + 10])
+    assert read == [*range(KEPT_ROW_GROUPS), KEPT_ROW_GROUPS, 1]  # 0 used again, kept; 1 the oldest, dropped
+    gone = weakref.ref(lead)
+    gc.disable()
+    try:
+        del lead
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
 def test_two_leads_read_at_once_from_two_threads(tmp_path):
     """The Holter checks read each lead in its own thread: a pyarrow reader shared between them can hang or mix
     their reads, so every lead reads through its own, and each thread gets its lead's samples."""

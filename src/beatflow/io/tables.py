@@ -5,10 +5,10 @@ copy."""
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import time
+from collections import OrderedDict
 from datetime import datetime
 from pathlib import Path
 
@@ -124,7 +124,7 @@ class LeadStretches:
         meta = file.metadata
         self._file, self.name, self.path = file, name, path
         self._starts = np.cumsum([0] + [meta.row_group(i).num_rows for i in range(meta.num_row_groups)])
-        self._kept = functools.lru_cache(maxsize=KEPT_ROW_GROUPS)(self._read)
+        self._recent: OrderedDict[int, np.ndarray] = OrderedDict()  # row group → samples, the latest used last
 
     def __len__(self) -> int:
         return int(self._starts[-1])
@@ -161,6 +161,15 @@ class LeadStretches:
         """The row groups ``groups``' samples end to end (the kept ones not read again)."""
         parts = [self._kept(i) for i in groups]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _kept(self, group: int) -> np.ndarray:
+        """Row group ``group``'s samples, from the :data:`KEPT_ROW_GROUPS` used last or read (a dict, not
+        ``functools.lru_cache`` on the bound method, which would keep the reader alive in a reference cycle)."""
+        samples = self._recent.pop(group, None)
+        self._recent[group] = samples = self._read(group) if samples is None else samples
+        while len(self._recent) > KEPT_ROW_GROUPS:
+            self._recent.popitem(last=False)
+        return samples
 
     def _read(self, group: int) -> np.ndarray:
         try:
