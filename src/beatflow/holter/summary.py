@@ -42,7 +42,7 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
   index over the whole 5-minute segments from the start (an interval belongs to the segment it ends in);
   rMSSD and pNN50 (a share, 0–1) over the differences of successive NN intervals (three consecutive N beats);
   ``coverage``: the NN intervals' total time / ``analysed_s``. With the signal at hand, the intervals are
-  timed from each beat's QRS aligned to the record's median sinus QRS (:mod:`beatflow.holter.fiducial`), not
+  timed from each beat's QRS aligned to the record's median N QRS (:mod:`beatflow.holter.fiducial`), not
   from the detector's peaks (:func:`hrv_times`).
 
 Anything that cannot be computed is ``null`` and ``notes`` says why; nothing here raises on odd input.
