@@ -105,10 +105,11 @@ def test_a_supraventricular_run_is_s_beat_by_beat():
     assert ((p > 0.25) & (p <= 1)).all()
 
 
-def test_runs_need_a_sudden_onset_an_s_beat_first_and_no_v():
+def test_runs_need_a_sudden_onset_and_an_s_beat_first():
     """The run rule on given classes: a stretch that starts with an S beat at a sudden shortening of the RR
     interval (by more than ONSET) and keeps its rate is S throughout; not when the rate rises gradually
-    (sinus tachycardia: 1 % a beat), when the stretch's first beat is N, or when a beat in it is V."""
+    (sinus tachycardia: 1 % a beat) or when the stretch's first beat is N. A beat classed V inside it stays V,
+    a stretch of its own, and the run goes on around it."""
     rr = np.full(200, 0.8)
     rr[80:120] = 0.5
     times, cls = rhythm(rr)
@@ -117,7 +118,7 @@ def test_runs_need_a_sudden_onset_an_s_beat_first_and_no_v():
     assert not context.supraventricular_runs(times, np.where(np.arange(200) == 80, "N", cls)).any()
     with_v = cls.copy()
     with_v[100] = "V"
-    assert not context.supraventricular_runs(times, with_v).any()
+    assert np.flatnonzero(context.supraventricular_runs(times, with_v)).tolist() == [*range(81, 100), *range(101, 120)]
     ramp = 0.8 * 0.99 ** np.minimum(np.arange(200), 50)
     ramp_times, ramp_cls = rhythm(ramp)
     ramp_cls[[10, 30, 50]] = "S"
@@ -126,21 +127,45 @@ def test_runs_need_a_sudden_onset_an_s_beat_first_and_no_v():
 
 def test_a_run_goes_on_across_an_ectopic_beat_at_its_own_rate():
     """A run cut by a V beat (short interval, then its pause) goes on where the rhythm resumes at the run's
-    interval within RESUME_BEATS beats; not where it resumes 30 % slower, nor after a beat that is N (a sinus
-    pause ends the run)."""
+    interval within RESUME_BEATS beats; not where it resumes 30 % slower, nor, for a run too short to be
+    sustained, after a beat that is N (a sinus pause ends the run)."""
     rr = np.full(200, 0.8)
     rr[80:150] = 0.5
-    rr[100], rr[101] = 0.3, 0.7  # the V beat at 100, the pause after it
+    rr[90], rr[91] = 0.3, 0.7  # the V beat at 90, the pause after it
     times, cls = rhythm(rr)
-    cls[80], cls[100] = "S", "V"
-    expected = [*range(81, 100), *range(102, 150)]
+    cls[80], cls[90] = "S", "V"
+    expected = [*range(81, 90), *range(92, 150)]
     assert np.flatnonzero(context.supraventricular_runs(times, cls)).tolist() == expected
     slower = rr.copy()
-    slower[102:150] = 0.65
-    assert np.flatnonzero(context.supraventricular_runs(rhythm(slower)[0], cls)).tolist() == list(range(81, 100))
+    slower[92:150] = 0.65
+    assert np.flatnonzero(context.supraventricular_runs(rhythm(slower)[0], cls)).tolist() == list(range(81, 90))
     assert np.flatnonzero(context.supraventricular_runs(times, np.where(cls == "V", "N", cls))).tolist() == list(
-        range(81, 100)
+        range(81, 90)
     )
+
+
+def test_a_sustained_run_that_stops_and_starts_again_at_its_rate_is_the_same_run():
+    """A sustained tachycardia (30 beats at 0.42 s, its first beat S) stops for ventricular bigeminy and starts
+    again 15 s later at 0.42 s, its first beat classed N (the trees no longer see it premature): the second
+    stretch is S too, the V beats among it V. Not when the first run was too short to be sustained
+    (LOCAL_BEATS), when the second starts at another rate, or when it starts more than RECUR_S later."""
+
+    def record(first_beats: int, second_rr: float, bigeminy_cycles: int):
+        rr = [0.8] * 60 + [0.42] * first_beats + [0.8, 0.45] * bigeminy_cycles + [second_rr] * 40 + [0.8] * 40
+        cls = np.full(len(rr), "N")
+        cls[60] = "S"
+        bigeminy = 60 + first_beats + np.arange(bigeminy_cycles) * 2 + 1
+        cls[bigeminy] = "V"
+        cls[bigeminy[-1] + 1 + 20] = "V"  # a ventricular beat inside the second stretch, at its rate
+        second = np.arange(bigeminy[-1] + 1, bigeminy[-1] + 41)
+        return rhythm(np.array(rr))[0], cls, second
+
+    times, cls, second = record(30, 0.42, 12)  # 15 s of bigeminy
+    marked = context.supraventricular_runs(times, cls)
+    assert marked[61:90].all() and marked[second].sum() == 39 and not marked[second[20]]
+    for first_beats, second_rr, cycles in ((8, 0.42, 12), (30, 0.6, 12), (30, 0.42, 30)):  # 30 cycles: 37.5 s
+        times, cls, second = record(first_beats, second_rr, cycles)
+        assert not context.supraventricular_runs(times, cls)[second].any(), (first_beats, second_rr, cycles)
 
 
 def test_one_lead_record_is_classified():

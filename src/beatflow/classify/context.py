@@ -4,16 +4,21 @@ that see a whole run or episode, where the trees see one beat and its neighbours
 1. *Supraventricular runs* (:func:`supraventricular_runs`). The RR series is cut into stretches wherever an
    interval differs from the one before by more than :data:`ONSET` (15 %): the sudden-onset criterion of
    tachycardia discrimination (Swerdlow et al., JACC 1994: an interval below a programmed share, some 80–90 %,
-   of those before it starts a tachycardia; sinus tachycardia speeds up and slows down gradually). A stretch of
-   at least :data:`~beatflow.holter.af.RUN_BEATS` beats whose intervals are, on geometric average, at most
-   ``1 − ONSET`` of the :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it, begun by a
-   beat the trees class S and holding none they class V, is a supraventricular tachycardia: its N beats are S
-   (the MIT-BIH annotators label every beat of such a run S). The trees judge each beat against its local
-   rhythm, which a run of tens of beats becomes, so they see the run's first beat only. An ectopic beat or a
-   false detection inside a run cuts it (its short interval, then its pause); where, within
-   :data:`RESUME_BEATS` beats of which one at least is not N, a stretch resumes at the run's own interval
-   (within ``ONSET``), the run goes on (a premature beat does not end a tachycardia), though the resumed
-   stretch is no faster than the run around it and its first beat, after the pause, is not premature.
+   of those before it starts a tachycardia; sinus tachycardia speeds up and slows down gradually); a beat the
+   trees class V is a stretch of its own. A stretch of at least :data:`~beatflow.holter.af.RUN_BEATS` beats
+   whose intervals are, on geometric average, at most ``1 − ONSET`` of the
+   :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it (a *sudden* stretch), begun by
+   a beat the trees class S, is a supraventricular tachycardia: its N beats are S (the MIT-BIH annotators label
+   every beat of such a run S). The trees judge each beat against its local rhythm, which a run of tens of
+   beats becomes, so they see the run's first beat only. An ectopic beat or a false detection inside a run cuts
+   it (its short interval, then its pause); where, within :data:`RESUME_BEATS` beats of which one at least is
+   not N, a stretch resumes at the run's own interval (within ``ONSET``), the run goes on (a premature beat does
+   not end a tachycardia), though the resumed stretch is no faster than the run around it and its first beat,
+   after the pause, is not premature. A *sustained* run (``LOCAL_BEATS`` beats or more) that stops *recurs*
+   where a sudden stretch starts within :data:`RECUR_S` of its end at its own interval (within ``ONSET``),
+   whatever the trees give its first beat: a re-entrant or focal tachycardia that starts again keeps its cycle
+   length, and once it is the record's rhythm its first beat is no longer premature against the beats around
+   it.
 2. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
    :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
    (Teijeiro et al. 2018).
@@ -30,17 +35,20 @@ from beatflow.holter.af import RUN_BEATS, detect_af
 
 ONSET = 0.15  # an interval this much shorter or longer than the one before starts a new stretch
 RESUME_BEATS = 2  # a run goes on after at most this many beats that are not N (an ectopic beat, an extra detection)
+RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
 
 
-def stretches(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(starts, ends, ratio, rr_s)``: the stretches of beats at ``time_s`` (beat indices, ``ends`` exclusive)
-    between sudden changes of the RR interval, each stretch's intervals over those of the
+    between sudden changes of the RR interval and about each beat ``cls`` gives V, each stretch's intervals over
+    those of the
     :data:`~beatflow.classify.features.LOCAL_BEATS` beats on either side, and its own interval (geometric
     means). The first beat takes the second's interval."""
     log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
     log_rr = np.r_[log_rr[:1], log_rr]
     n = len(log_rr)
-    starts = np.flatnonzero(np.r_[True, np.abs(np.diff(log_rr)) > -np.log(1 - ONSET)])
+    v = cls == "V"
+    starts = np.flatnonzero(np.r_[True, np.abs(np.diff(log_rr)) > -np.log(1 - ONSET)] | v | np.r_[False, v[:-1]])
     ends = np.r_[starts[1:], n]
     total = np.r_[0.0, np.cumsum(log_rr)]
     inside = (total[ends] - total[starts]) / (ends - starts)
@@ -55,17 +63,16 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     out = np.zeros(len(cls), bool)
     if len(cls) < RUN_BEATS:
         return out
-    last_end, last_rr = -(10**9), np.nan  # the last run's end (beat index, exclusive) and its interval (s)
-    for start, end, ratio, rr in zip(*stretches(time_s), strict=True):
+    last_end, last_rr, last_beats = -(10**9), np.nan, 0  # the last run's end (beat index, exclusive), interval, length
+    for start, end, ratio, rr in zip(*stretches(time_s, cls), strict=True):
         run, between = cls[start:end], cls[max(last_end, 0) : start]
-        onset = end - start >= RUN_BEATS and ratio <= 1 - ONSET and run[0] == "S"
-        resumed = (
-            0 < start - last_end <= RESUME_BEATS
-            and (between != "N").any()
-            and abs(np.log(rr / last_rr)) <= -np.log(1 - ONSET)
-        )
-        if (onset or resumed) and not (run == "V").any():
+        sudden = end - start >= RUN_BEATS and ratio <= 1 - ONSET
+        own_rate = last_beats > 0 and abs(np.log(rr / last_rr)) <= -np.log(1 - ONSET)
+        resumed = own_rate and 0 < start - last_end <= RESUME_BEATS and (between != "N").any()
+        recurs = sudden and own_rate and last_beats >= LOCAL_BEATS and time_s[start] - time_s[last_end - 1] <= RECUR_S
+        if ((sudden and run[0] == "S") or resumed or recurs) and run[0] != "V":
             out[start:end] = run == "N"
+            last_beats = last_beats + end - start if resumed else end - start
             last_end, last_rr = end, rr
     return out
 
