@@ -40,10 +40,9 @@ RECUR_S = 30.0  # a sustained run that stops and starts again within this, at it
 
 def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(starts, ends, ratio, rr_s)``: the stretches of beats at ``time_s`` (beat indices, ``ends`` exclusive)
-    between sudden changes of the RR interval and about each beat ``cls`` gives V, each stretch's intervals over
-    those of the
-    :data:`~beatflow.classify.features.LOCAL_BEATS` beats on either side, and its own interval (geometric
-    means). The first beat takes the second's interval."""
+    between sudden changes of the RR interval, each beat ``cls`` gives V a stretch of its own; each stretch's
+    intervals over those of the :data:`~beatflow.classify.features.LOCAL_BEATS` beats on either side, and its own
+    interval (geometric means). The first beat takes the second's interval."""
     log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
     log_rr = np.r_[log_rr[:1], log_rr]
     n = len(log_rr)
