@@ -75,17 +75,35 @@ def test_a_peak_the_second_lead_does_not_show_next_to_one_it_shows_is_dropped():
     support = np.array([1.0, 0.05, 1.0, 1.0, 0.05, 1.0])  # 1.78: next to a beat; 3.5: 500 ms from both
     for confirmed in (True, False):
         np.testing.assert_array_equal(
-            unsupported(t, support, 0.2, 0.36, confirmed), [False, True, False, False, False, False]
+            unsupported(t, support, np.ones(6), 0.2, 0.36, confirmed), [False, True, False, False, False, False]
         )
         # where the second lead shows nothing near (off, flat), nothing is dropped
-        assert not unsupported(t, np.zeros(6), 0.2, 0.36, confirmed).any()
+        assert not unsupported(t, np.zeros(6), np.ones(6), 0.2, 0.36, confirmed).any()
     # where the second lead shows the record's beats, a ventricular beat's tall T wave 240 ms after it, a
     # quarter of a beat there (svdb 865), goes; a couplet's second beat (a beat or more there) and a weakly
     # shown beat 340 ms after a large one (svdb 859) stay; where the lead may be noise, only next to nothing goes
     t = np.array([1.0, 1.24, 2.2, 2.45, 3.2, 3.54])
     support = np.array([1.0, 0.28, 1.0, 1.3, 2.5, 0.3])
-    np.testing.assert_array_equal(unsupported(t, support, 0.2, 0.36, True), [False, True, False, False, False, False])
-    assert not unsupported(t, support, 0.2, 0.36, False).any()
+    np.testing.assert_array_equal(unsupported(t, support, np.ones(6), 0.2, 0.36, True), [False, True, False, False, False, False])
+    assert not unsupported(t, support, np.ones(6), 0.2, 0.36, False).any()
+
+
+def test_a_p_wave_the_second_lead_shows_faintly_goes_even_where_its_qrs_there_is_small():
+    # MIT-BIH 108's last minutes: a P wave 215 ms before each beat, 0.65 of it in the first lead's envelope;
+    # the second lead shows the QRS at 0.35 of its typical beat (under 2 × veto_support) and the P at 0.05
+    t = np.array([1.0, 1.785, 2.0, 2.785, 3.0])
+    support = np.array([0.35, 0.05, 0.35, 0.05, 0.35])
+    strength = np.array([1.0, 0.65, 1.0, 0.65, 1.0])
+    np.testing.assert_array_equal(unsupported(t, support, strength, 0.2, 0.36, False), [0, 1, 0, 1, 0])
+    # the same peaks as large as the beat in the first lead, or shown at half the beat in the second, stay
+    assert not unsupported(t, support, np.ones(5), 0.2, 0.36, False).any()
+    assert not unsupported(t, np.where(support < 0.1, 0.2, 0.35), strength, 0.2, 0.36, False).any()
+    # ventricular tachycardia at 230 ms (MIT-BIH 205): both leads show each beat; and a premature ventricular
+    # beat 344 ms after a beat, faint in both leads (svdb 859), is beyond the 250 ms that two QRS complexes need
+    t = np.array([1.0, 1.23, 1.46, 1.69, 3.0, 3.344])
+    support = np.array([1.0, 0.9, 1.1, 1.0, 1.2, 0.45])
+    strength = np.array([1.0, 0.95, 1.0, 0.9, 0.9, 0.55])
+    assert not unsupported(t, support, strength, 0.2, 0.36, False).any()
 
 
 def test_a_recurring_second_morphology_is_recognised_and_noise_is_not(cpu):

@@ -116,7 +116,8 @@ def lone_lead_veto(peaks, support, band, envelope, s: SegmentSamples, backend):
     correlation = backend.to_host(qrs_correlation(band, s.fs, peaks, envelope[peaks], xp))
     confirmed = second_lead_confirms(host_support, correlation, s.p)
     t = backend.to_host(peaks) / s.fs
-    keep = xp.asarray(~unsupported(t, host_support, s.p.veto_support, T_WAVE_S, confirmed))
+    strength = backend.to_host(lead_support(envelope, s.fs, peaks, xp))  # the fused peak's, where a snap moved it
+    keep = xp.asarray(~unsupported(t, host_support, strength, s.p.veto_support, T_WAVE_S, confirmed))
     return peaks[keep], support[keep]
 
 

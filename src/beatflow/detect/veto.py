@@ -42,6 +42,9 @@ RECUR_MIN = 5
 RECUR_CORRELATION = 0.9  # as veto_correlation's default: "the same shape"
 RECUR_REFERENCE = 512  # suspects compared with at most this many others (bounded work on a long record)
 T_APEX_S = 0.30  # s: a T wave peaks within this of its beat's R peak (QT about 0.4 s, its apex some 0.1 s before)
+CLOSE_QRS_S = 0.25  # s: two QRS complexes this close are all but unknown (the ventricles' refractory period)
+SECOND_LEAD_SHARE = 0.5  # ... so of two peaks this close, one the second lead shows at under half the other's
+FIRST_LEAD_SHARE = 0.8  # ... and the first lead at under 0.8 of it is that beat's P or T wave
 
 
 def qrs_band(x, fs: float, xp, work_bytes: int | None = None):
@@ -129,7 +132,9 @@ def vetoed(peaks, strength, suspects, reference, max_merged, max_strength):
     return drop
 
 
-def unsupported(t: np.ndarray, support: np.ndarray, veto_support: float, close_s: float, confirmed: bool) -> np.ndarray:
+def unsupported(
+    t: np.ndarray, support: np.ndarray, strength: np.ndarray, veto_support: float, close_s: float, confirmed: bool
+) -> np.ndarray:
     """Mask of the beats (times ``t`` in s, increasing) closer than ``close_s`` to a neighbouring beat that the
     second lead shows while it does not show them: ``support`` (host, see :func:`beatflow.detect.peaks.lead_support`)
     at least ``2 × veto_support`` at the neighbour and below ``veto_support`` at the beat. Two QRS complexes
@@ -138,14 +143,29 @@ def unsupported(t: np.ndarray, support: np.ndarray, veto_support: float, close_s
     second lead is off, flat or buried, nothing is dropped. Within :data:`T_APEX_S` after a beat, where the
     second lead shows the first lead's beats through the record (``confirmed``, :func:`second_lead_confirms`),
     a peak below ``2 × veto_support`` there goes too: a ventricular beat's tall T wave, which reaches about a
-    quarter of a beat in the second lead's QRS band."""
+    quarter of a beat in the second lead's QRS band.
+
+    Within :data:`CLOSE_QRS_S` of a beat the second lead shows (``veto_support`` or more), a peak goes where the
+    second lead shows it at under :data:`SECOND_LEAD_SHARE` of that beat and the first lead (``strength``, the
+    detection envelope at each beat) at under :data:`FIRST_LEAD_SHARE` of it: a P wave as large as a small QRS
+    in the first lead (MIT-BIH 108), where the second lead's QRS is too small for the absolute test."""
     support = np.asarray(support, dtype=np.float64)
+    strength = np.asarray(strength, dtype=np.float64)
     gap = np.diff(t)
     close = gap < close_s
     low, shown = support < veto_support, support >= 2 * veto_support
     t_wave = confirmed & (gap < T_APEX_S) & ~shown[1:]  # of the peak that ends each interval
     before_a_beat = close & low[:-1] & shown[1:]
     after_a_beat = close & (low[1:] | t_wave) & shown[:-1]
+    seen, near = support >= veto_support, gap < CLOSE_QRS_S
+
+    def faint(peak: slice, beat: slice) -> np.ndarray:  # per interval: its ``peak`` end beside its ``beat`` end
+        second_lead = seen[beat] & (support[peak] < SECOND_LEAD_SHARE * support[beat])
+        return near & second_lead & (strength[peak] < FIRST_LEAD_SHARE * strength[beat])
+
+    first, last = slice(None, -1), slice(1, None)
+    before_a_beat |= faint(first, last)
+    after_a_beat |= faint(last, first)
     return np.r_[before_a_beat, False] | np.r_[False, after_a_beat]
 
 
