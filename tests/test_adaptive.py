@@ -84,7 +84,9 @@ def test_a_peak_the_second_lead_does_not_show_next_to_one_it_shows_is_dropped():
     # shown beat 340 ms after a large one (svdb 859) stay; where the lead may be noise, only next to nothing goes
     t = np.array([1.0, 1.24, 2.2, 2.45, 3.2, 3.54])
     support = np.array([1.0, 0.28, 1.0, 1.3, 2.5, 0.3])
-    np.testing.assert_array_equal(unsupported(t, support, np.ones(6), 0.2, 0.36, True), [False, True, False, False, False, False])
+    np.testing.assert_array_equal(
+        unsupported(t, support, np.ones(6), 0.2, 0.36, True), [False, True, False, False, False, False]
+    )
     assert not unsupported(t, support, np.ones(6), 0.2, 0.36, False).any()
 
 
