@@ -37,7 +37,20 @@ def test_each_lead_counts_up_to_the_cap():
 def test_snap_moves_each_peak_to_the_largest_sample_nearby_merges_duplicates_and_drops_those_below_the_floor():
     e = np.zeros(1000, np.float32)
     e[[100, 500, 700, 900]] = 1.0, 1.0, 0.2, 0.3
-    np.testing.assert_array_equal(snap(np.array([90, 110, 480, 700, 900]), e, 1000.0, np, floor=0.3), [100, 500, 900])
+    blank = np.zeros_like(e)
+    np.testing.assert_array_equal(
+        snap(np.array([90, 110, 480, 700, 900]), e, blank, 1000.0, np, floor=0.3, shown=0.4), [100, 500, 900]
+    )
+
+
+def test_a_peak_the_first_lead_does_not_show_moves_to_the_second_lead_where_that_lead_shows_a_beat():
+    first, second = np.zeros(1000, np.float32), np.zeros(1000, np.float32)
+    first[100] = 1.0
+    second[[102, 505, 712]] = 1.0, 0.5, 0.3  # 505: a beat in the second lead alone; 712: under its "shown"
+    peaks = np.array([100, 500, 700])
+    np.testing.assert_array_equal(snap(peaks, first, second, 1000.0, np, floor=0.3, shown=0.4), [100, 505])
+    # without the second lead's level (veto_support 0), only what the first lead shows
+    np.testing.assert_array_equal(snap(peaks, first, second, 1000.0, np, floor=0.3, shown=np.inf), [100])
 
 
 def buried_first_lead(seconds=(120.0, 150.0), mv=1.0):
@@ -64,6 +77,25 @@ def test_the_second_lead_carries_detection_where_noise_buries_the_first(cpu):
     assert errors(fused) == (0, 0)
     outside = (fused < i0 - fs) | (fused >= i1 + fs)
     np.testing.assert_array_equal(fused[outside], alone[(alone < i0 - fs) | (alone >= i1 + fs)])
+
+
+def test_the_second_leads_beats_count_where_the_first_lead_goes_blank(cpu):
+    """MIT-BIH 116 at 1355 s: the first lead's amplifier swings to 3 mV and recovers over seconds, its QRS
+    complexes gone, while the second lead shows every beat: those beats are found, on the second lead."""
+    spec = SynthSpec(duration_s=300, fs=360, seed=14, baseline_mv=0, mains_mv=0, noise_mv=0.005, burst_mv=0)
+    leads, truth, _ = generate(spec)
+    i0, i1 = (round(s * spec.fs) for s in (120.0, 128.0))
+    first = leads["MLII"].copy()
+    first[i0:i1] = 3.0 * np.exp(-np.arange(i1 - i0) / (1.5 * spec.fs))  # no QRS: the amplifier's recovery
+    inside = truth[(truth >= i0 + 0.4 * spec.fs) & (truth < i1 - 0.4 * spec.fs)]
+    p = SegmentParams.defaults()
+    peaks = detect_peaks(first, p.in_samples(spec.fs), cpu, second=leads["V1"])
+    assert len(inside) >= 6 and len(match(inside, peaks, 0.150 * spec.fs)[0]) == len(inside)
+    # without the second lead's level (veto_support 0) they are lost, as before
+    lost = detect_peaks(first, SegmentParams.defaults(veto_support=0).in_samples(spec.fs), cpu, second=leads["V1"])
+    assert len(match(inside, lost, 0.150 * spec.fs)[0]) < len(inside) / 2
+    outside = (peaks < i0 - spec.fs) | (peaks >= i1 + spec.fs)
+    assert len(match(truth, peaks[outside], 0.150 * spec.fs)[0]) == outside.sum()
 
 
 def test_on_clean_leads_fusion_keeps_the_first_leads_peaks(cpu, caplog):

@@ -14,8 +14,13 @@ ten times a QRS complex) does not outvote a beat in both: with magnitude envelop
 side lobes beside a beat are positive, and at 2 a pop within the NMS window of a beat won over it. A peak of
 the fused envelope is moved to the first lead's
 largest response within ``SNAP_S`` and kept if that response is at least a floor (the caller's: half the
-detection threshold): beats stay aligned on the first lead, as the records sheet's contract says, and the
-first lead must show something there.
+detection threshold): beats stay aligned on the first lead, as the records sheet's contract says. Where the
+first lead shows nothing there but the second lead shows a beat (its response at least the caller's
+``shown``: the level at which the second lead is said to show a peak) and the first lead shows nothing
+within the T-wave interval either (:data:`beatflow.detect.adaptive.T_WAVE_S`: no beat of its own that the
+peak could be the P or T wave of), the peak moves to the second lead's largest response and stays: an
+electrode off the skin, an amplifier at its rail or recovering from it, leave one lead blank while the other
+shows every beat (MIT-BIH 116, svdb 853), and a beat seen in either lead is a beat.
 """
 
 from __future__ import annotations
@@ -60,11 +65,33 @@ def fused_envelope(first, second, fs: float, xp):
     return out
 
 
-def snap(peaks, envelope, fs: float, xp, floor: float):
+def snap(peaks, envelope, second, fs: float, xp, floor: float, shown: float):
     """Each of ``peaks`` moved to the largest ``envelope`` sample within ±``SNAP_S``, kept if that sample is at
-    least ``floor`` (sorted, unique)."""
+    least ``floor``; else moved to the largest sample of the ``second`` lead's envelope there, kept if that is
+    at least ``shown`` and the first lead stays below ``floor`` near it (:func:`blank`) (sorted, unique)."""
     from beatflow.detect.peaks import window_index
 
     index = window_index(peaks, max(1, round(SNAP_S * fs)), envelope.shape[0], xp)
-    moved = index[xp.arange(peaks.shape[0]), xp.argmax(envelope[index], axis=1)]
-    return xp.unique(moved[envelope[moved] >= floor])
+    rows = xp.arange(peaks.shape[0])
+    first = index[rows, xp.argmax(envelope[index], axis=1)]
+    other = index[rows, xp.argmax(second[index], axis=1)]
+    on_first = envelope[first] >= floor
+    on_second = ~on_first & (second[other] >= shown)
+    if bool(on_second.any()):
+        on_second &= blank(envelope, other, fs, xp, floor)
+    return xp.unique(xp.where(on_first, first, other)[on_first | on_second])
+
+
+def blank(envelope, at, fs: float, xp, floor: float):
+    """Whether ``envelope`` stays below ``floor`` within ±:data:`beatflow.detect.adaptive.T_WAVE_S` of each of
+    ``at`` (samples), to within a block: from its maxima over blocks of ``SNAP_S``."""
+    from beatflow.detect.adaptive import T_WAVE_S
+
+    block = max(1, round(SNAP_S * fs))
+    n_blocks = -(-envelope.shape[0] // block)
+    padded = xp.zeros(n_blocks * block, dtype=envelope.dtype)
+    padded[: envelope.shape[0]] = envelope
+    block_max = padded.reshape(n_blocks, block).max(axis=1)
+    reach = round(T_WAVE_S * fs) // block
+    near = xp.clip((at // block)[:, None] + xp.arange(-reach, reach + 1)[None, :], 0, n_blocks - 1)
+    return block_max[near].max(axis=1) < floor

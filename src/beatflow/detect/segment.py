@@ -135,10 +135,13 @@ def fused_detection(envelope, peaks, lead, band, s: SegmentSamples, backend, flo
         return envelope, peaks
     log.info("detection on both leads, each weighted by its local noise (the second shows the first lead's beats)")
     fused = fused_envelope(envelope, lead, fs, xp)
-    # the first lead must show something where a fused peak snaps to it: with the adaptive threshold the candidate
-    # floor (itself half of Pan and Tompkins' lowest threshold), else half the fixed threshold
+    # a fused peak is the first lead's where that lead shows something (with the adaptive threshold the candidate
+    # floor, itself half of Pan and Tompkins' lowest threshold, else half the fixed threshold); elsewhere the second
+    # lead's where it shows a beat as the lone-lead veto understands it (veto_support 0: it is not asked)
     snap_floor = floor if p.adaptive else p.threshold / 2
-    return fused, snap(candidates(fused, s.nms_half, backend, floor), envelope, fs, xp, floor=snap_floor)
+    shown = 2 * p.veto_support if p.veto_support > 0 else np.inf
+    peaks = candidates(fused, s.nms_half, backend, floor)
+    return fused, snap(peaks, envelope, lead, fs, xp, floor=snap_floor, shown=shown)
 
 
 def beats_table(peaks: np.ndarray, n_samples: int, s: SegmentSamples):
