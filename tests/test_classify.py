@@ -177,6 +177,25 @@ def test_one_lead_record_is_classified():
     assert len(cls) == len(peaks) and figures(cls, labels, "V", "V")[0] >= 0.9
 
 
+def test_a_lead_that_does_not_show_a_beat_is_left_out_of_its_features():
+    """MIT-BIH 116 at 1355 s: the first lead's amplifier at its rail, then recovering, for 8 s while the second
+    lead shows every beat: those beats read as the second lead alone shows them (one lead's figures: the
+    lead-wise min, mean and max agree) and are N, as the sinus beats around them."""
+    fs = 250.0
+    spec = synth.SynthSpec(duration_s=300, pvc_rate=0.0, pac_rate=0.0, aberrant_rate=0.0, seed=10)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, fs)
+    i0, i1 = round(120 * fs), round(128 * fs)
+    leads[0][i0:i1] = 3.0 * np.exp(-np.arange(i1 - i0) / (1.5 * fs))  # no QRS: the amplifier's recovery
+    blank = (peaks > i0 + 0.2 * fs) & (peaks < i1 - 0.2 * fs)
+    f = features.beat_features(leads, fs, peaks)
+    lo, mean, hi = (f[:, features.NAMES.index(f"qrs_corr_{agg}")] for agg in ("min", "mean", "max"))
+    assert blank.sum() >= 6 and np.allclose(lo[blank], hi[blank]) and np.allclose(mean[blank], hi[blank])
+    assert (lo[blank] > 0.9).all() and not np.allclose(lo[~blank], hi[~blank])
+    cls, _ = model.classify(leads, fs, peaks)
+    assert (cls[blank] == "N").all()
+
+
 def test_features_are_ratios_to_the_record():
     """Scaling a record's amplitude or its sampling rate leaves the features (nearly) unchanged."""
     spec = synth.SynthSpec(duration_s=300, pvc_rate=0.05, pac_rate=0.05, aberrant_rate=0.0, seed=9)

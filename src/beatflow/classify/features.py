@@ -20,6 +20,9 @@ names matter).
    template's; the beat's high-frequency content against the template's (noise); the P-wave window again with
    the template placed at the previous R peak subtracted (average beat subtraction: the previous beat's T wave
    taken out, so that a premature beat's own P wave shows, or its absence), against the template's P wave.
+   A lead whose QRS window holds under :data:`LEAD_BLANK` of its template's RMS does not show the beat (an
+   electrode off, an amplifier at its rail: the detector then took the beat from the other lead) and is left
+   out of that beat's lead-wise summaries, unless no lead shows it.
 5. *Context*: the previous and next beats' QRS correlation and prematurity (runs, couplets), and the running
    median of the P-wave and QRS correlations (P waves absent for a stretch: atrial fibrillation or flutter).
 6. *Family*: the record's beats grouped by shape (:data:`FAMILIES`, k-means over :data:`FAMILY_BY`), and per
@@ -42,6 +45,7 @@ SHIFT_S = 0.05  # a beat is aligned to the template at its best shift within thi
 LOCAL_BEATS = 16  # the local rhythm: running statistics over this many intervals each side
 WIDE_BEATS = 64  # the slowest local rhythm (sinus where premature beats are the majority): this many each side
 SUSTAINED_BEATS = 256  # ... and over this many each side (the sinus interval around a sustained tachycardia)
+LEAD_BLANK = float(np.exp(-2.0))  # a lead whose QRS is under this share of its template's RMS does not show it
 REGULAR = 0.15  # a regular beat: both its intervals within this fraction of the local median
 MIN_REGULAR = 20  # fewer regular beats than this: the template is the median of every beat
 TEMPLATE_BEATS = 4096  # the template is the median of at most this many beats, spread over the record
@@ -166,6 +170,24 @@ def _corr_amp(w, template, xp):
     return corr, xp.log(xp.maximum(na, 1e-9) / xp.maximum(nb, 1e-9))
 
 
+def _shown(w, template, xp):
+    """``[beats, leads]``: whether each lead shows each beat, from its QRS windows ``w`` ``[beats, leads, W]``
+    and their ``template`` (:data:`LEAD_BLANK`); where no lead does, every lead counts."""
+    rms = xp.sqrt((_centred(w) ** 2).mean(-1))
+    shown = rms >= LEAD_BLANK * xp.sqrt((_centred(template) ** 2).mean(-1))[None]
+    return shown | ~shown.any(-1, keepdims=True)
+
+
+def _over_leads(v, shown, xp) -> dict:
+    """The ``mean``, ``min`` and ``max`` over leads of ``v`` ``[beats, leads]``, of the leads that show each beat."""
+    count = shown.sum(-1)
+    return {
+        "mean": xp.where(shown, v, 0).sum(-1) / count,
+        "min": xp.where(shown, v, xp.inf).min(-1),
+        "max": xp.where(shown, v, -xp.inf).max(-1),
+    }
+
+
 def _spread(w, xp):
     """RMS time spread (samples) of the slope energy of ``w`` ``[..., leads, W]`` summed over leads, above its
     median (the noise floor)."""
@@ -244,20 +266,21 @@ def shape(x, peaks, fs: float, regular: np.ndarray, xp=np) -> dict[str, np.ndarr
     for start in range(0, n, chunk):
         rows = slice(start, min(n, start + chunk))
         centres = aligned[rows]
+        shown = _shown(_cut(x, centres, *spans["qrs"], xp), templates["qrs"], xp)
         for k, (a, b) in spans.items():
             w = _cut(x, centres, a, b, xp)
             corr, amp = _corr_amp(w, templates[k], xp)
             for m, v in (("corr", corr), ("amp", amp)):
-                out[f"{k}_{m}_mean"][rows] = v.mean(-1)
-                out[f"{k}_{m}_min"][rows] = v.min(-1)
-                out[f"{k}_{m}_max"][rows] = v.max(-1)
+                for agg, value in _over_leads(v, shown, xp).items():
+                    out[f"{k}_{m}_{agg}"][rows] = value
             if k == "p":
                 previous = aligned[max(start - 1, 0) : rows.stop - 1]
                 if start == 0:
                     previous = xp.concatenate([xp.asarray([-(10**9)], previous.dtype), previous])
                 alone = _without_previous(w, centres, previous, templates["whole"], a, whole[0], xp)
                 corr, amp = _corr_amp(alone, templates["p"], xp)
-                out["p_alone_corr"][rows], out["p_alone_amp"][rows] = corr.mean(-1), amp.mean(-1)
+                out["p_alone_corr"][rows] = _over_leads(corr, shown, xp)["mean"]
+                out["p_alone_amp"][rows] = _over_leads(amp, shown, xp)["mean"]
             if k == "qrs":
                 width = _spread(w, xp)
                 out["qrs_width_ratio"][rows] = xp.log(xp.maximum(width, 1e-6) / max(template_width, 1e-6))
