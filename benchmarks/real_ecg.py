@@ -331,14 +331,16 @@ def workflow_run(a: argparse.Namespace, data: Path, records: list[str]) -> dict:
 
 
 def detector_figures(a: argparse.Namespace, data: Path, records: list[str]) -> dict:
-    """The reference detectors' figures per record: from ``--detectors-from`` where given, else run here."""
+    """The detectors' figures per record, run here; with ``--detectors-from``, the reference detectors' from
+    there and beatflow's (whose code may have changed since) run here."""
     if not a.detectors_from:
         return references(data, records, chosen(a.detectors))
     earlier = json.loads(a.detectors_from.read_text())
     missing = sorted(set(records) - set(earlier["detectors"]))
     if missing:
         raise SystemExit(f"{a.detectors_from} has no detector figures for {missing}")
-    return {r: earlier["detectors"][r] for r in records}
+    ours = references(data, records, ("beatflow",))
+    return {r: {**ours[r], **{n: v for n, v in earlier["detectors"][r].items() if n != "beatflow"}} for r in records}
 
 
 def database_result(a: argparse.Namespace, data: Path, json_path: Path) -> dict:
