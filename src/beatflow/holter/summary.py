@@ -37,8 +37,9 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
   time / ``analysed_s``.
 - HRV over analysable NN intervals (both beats N, outside AF, neither beat next to a beat that is not N: the
   intervals next to an ectopic beat's own) within 20 % of the median of the 11 NN intervals around
-  them (:func:`nn_intervals`: the 20 % editing rule, so that a missed or false beat does not enter as an
-  interval of double or half length), sample standard deviations (ddof 1); SDANN and the SDNN
+  them and of the NN interval just before (:func:`nn_intervals`: the 20 % editing rules, so that a missed or
+  false beat, or a premature beat classed N, does not enter as an interval of double or half length or as a
+  short-long pair), sample standard deviations (ddof 1); SDANN and the SDNN
   index over the whole 5-minute segments from the start (an interval belongs to the segment it ends in);
   rMSSD and pNN50 (a share, 0–1) over the differences of successive NN intervals (three consecutive N beats);
   ``coverage``: the NN intervals' total time / ``analysed_s``. With the signal at hand, the intervals are
@@ -67,7 +68,7 @@ GAP_S = 10.0  # an interval this long or longer is a beat-free gap (lead off), n
 PAUSE_S = 2.0
 SEGMENT_S = 300.0  # SDANN / SDNN index segments
 PAUSE_QRS_RATIO = 0.5  # a pause whose inside reaches this share of its flanking R waves holds a missed beat
-NN_EDIT = 0.2  # an NN interval further than this from its neighbours' median is left out of HRV
+NN_EDIT = 0.2  # an NN interval further than this from its neighbours' median, or from the one before, is left out
 NN_EDIT_WINDOW = 11
 MINUTE_COVERAGE = 0.5  # a minute counts for min/max heart rate when its intervals cover this share of it
 SINUS_BEATS = 8  # the fastest and slowest rates are over this many consecutive sinus beats
@@ -224,10 +225,12 @@ def between_clear_n(classes) -> np.ndarray:
 
 def nn_intervals(time_s, classes, valid) -> np.ndarray:
     """Mask of the RR intervals that count as NN: analysable (AF left out by the caller), both beats N and
-    neither next to a beat that is not N, and within :data:`NN_EDIT` (20 %)
-    of the median of the :data:`NN_EDIT_WINDOW` NN intervals around them (the classic 20 % editing rule of
-    Holter HRV: a missed or a false beat between two N beats would otherwise enter as one interval of double
-    or half length, and a single such interval can move SDNN several-fold)."""
+    neither next to a beat that is not N, within :data:`NN_EDIT` (20 %) of the median of the
+    :data:`NN_EDIT_WINDOW` NN intervals around them (a missed or a false beat between two N beats would
+    otherwise enter as one interval of double or half length, and a single such interval can move SDNN
+    several-fold), and, where the interval before is NN too, within 20 % of it (Malik et al.'s successive
+    20 % rule, Am J Cardiol 1989: a premature beat classed N and its compensatory interval, each within 20 %
+    of the median, would otherwise enter rMSSD as one large successive difference)."""
     nn = valid & between_clear_n(classes)
     idx = np.flatnonzero(nn)
     if len(idx) < 3:
@@ -238,6 +241,9 @@ def nn_intervals(time_s, classes, valid) -> np.ndarray:
     med = np.nanmedian(np.lib.stride_tricks.sliding_window_view(padded, NN_EDIT_WINDOW), axis=1)
     out = np.zeros_like(nn)
     out[idx[np.abs(rr - med) <= NN_EDIT * med]] = True
+    rr = np.diff(time_s)
+    jump = out[1:] & out[:-1] & (np.abs(rr[1:] - rr[:-1]) > NN_EDIT * rr[:-1])
+    out[1:] &= ~jump
     return out
 
 
