@@ -134,7 +134,7 @@ def ablation(records: list[str], data: Path) -> dict:
         agrs = []
         for rec, ref in refs.items():
             t, c = ref["time_s"], ref["classes"]
-            valid = analysable(t, c, ref["vf_s"])
+            valid = analysable(t, ref["vf_s"])
             episodes = detect_af(
                 t,
                 c if use_classes else None,
@@ -258,7 +258,7 @@ def af_events(records: list[str], data: Path, detect=detect_af) -> dict:
         for name in EVENT_VARIANTS:
             classes, ectopic = variants(ref)[name]
             t0 = time.perf_counter()
-            out = merge_intervals(detect(t, classes, analysable(t, classes, ref["vf_s"]), ectopic=ectopic, signal=lead))
+            out = merge_intervals(detect(t, classes, analysable(t, ref["vf_s"]), ectopic=ectopic, signal=lead))
             elapsed = time.perf_counter() - t0
             af = af_agreement(
                 {"episodes": [{"start_s": a, "end_s": b} for a, b in out], "burden": None},
@@ -405,7 +405,7 @@ def run(records: list[str], data: Path) -> dict:
             for p_wave in (True, False):
                 key = name if p_wave else f"{name} (no P-wave)"
                 t0 = time.perf_counter()
-                valid = analysable(ref["time_s"], classes, ref["vf_s"])
+                valid = analysable(ref["time_s"], ref["vf_s"])
                 episodes = detect_af(ref["time_s"], classes, valid, ectopic=ectopic, signal=lead if p_wave else None)
                 # the summary itself always takes the annotated classes: only the AF detector's input varies
                 summ = summary_from_beats(

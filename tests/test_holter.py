@@ -65,15 +65,15 @@ def test_pause_and_gap():
     assert s["hourly"][0]["pauses"] == 1
 
 
-def test_q_beats_and_excluded_stretches_are_not_analysed():
+def test_excluded_stretches_are_not_analysed_and_q_beats_are():
     t = regular(200)
     c = np.array(["N"] * 200)
     c[[50, 51, 150]] = "Q"
     s = summary_from_beats("r", t, c, 200.0, excluded=[(100.2, 110.2)])
-    # two consecutive Q beats: their three intervals (3 s); an isolated Q beat: nothing; the excluded stretch
-    # widened to whole intervals 99.5–110.5 (11 s)
-    assert s["analysed_s"] == pytest.approx(200.0 - 3.0 - 11.0, abs=1e-6)
-    assert s["beats"]["Q"] == 3
+    # the excluded stretch widened to whole intervals 99.5–110.5 (11 s); Q beats time their intervals, two in a
+    # row too (the signal quality, not the class, says where the signal cannot be read)
+    assert s["analysed_s"] == pytest.approx(200.0 - 11.0, abs=1e-6)
+    assert s["beats"]["Q"] == 3 and s["heart_rate"]["mean_bpm"] == 60.0
 
 
 # ------------------------------------------------------------------ ectopy
@@ -354,8 +354,8 @@ def test_bad_input_gives_notes_and_nulls_not_errors():
     assert s["heart_rate"]["mean_bpm"] == 60.0
     assert any("shorter than a minute" in n for n in s["notes"])
 
-    s = summary_from_beats("paced", regular(300), ["Q"] * 300, 300.0)
-    assert s["heart_rate"]["mean_bpm"] is None and s["hrv"]["rmssd_ms"] is None
+    s = summary_from_beats("paced", regular(300), ["Q"] * 300, 300.0)  # a paced rhythm: its rate, no HRV
+    assert s["heart_rate"]["mean_bpm"] == 60.0 and s["hrv"]["rmssd_ms"] is None
     assert any("no N beats" in n for n in s["notes"])
 
     rng = np.random.default_rng(3)

@@ -22,8 +22,8 @@ per record (how these stages alone fare on DS1: ``docs/experiments/holter.md`` �
   such a beat are dropped and the series closes over them (a premature ventricular beat's morphology is
   reliable, and a run of them is not AF). Supraventricular (``S``) beats are kept: a classifier that calls
   beats S by their prematurity calls many AF beats S, and dropping them would hide the AF;
-- the series is cut at every interval that is not analysable (next to a stretch of ``Q`` beats, in an
-  excluded stretch, or a gap without beats) and at every run of :data:`RUN_BEATS` or more ``V`` beats (the
+- the series is cut at every interval that is not analysable (in an excluded stretch, or a gap without
+  beats) and at every run of :data:`RUN_BEATS` or more ``V`` beats (the
   MIT-BIH annotators end AF at ventricular tachycardia, ``(VT``, and the summary's runs are not counted inside
   AF): each stretch is analysed on its own;
 - steps 2–5 run twice, with the paper's α = 0.02 (some 50 beats) and with :data:`ALPHA_SHORT` = 0.1 (some 10

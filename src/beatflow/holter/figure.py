@@ -59,7 +59,7 @@ def sinus_band(summary: dict, time_s, classes) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(np.asarray(time_s, np.float64), kind="stable")
     t, c = np.asarray(time_s, np.float64)[order], np.asarray(classes).astype(str)[order]
     artefact = [(e["start_s"], e["end_s"]) for e in summary["artefact"]["episodes"]]
-    nn = analysable(t, c, artefact) & (c[:-1] == "N") & (c[1:] == "N")
+    nn = analysable(t, artefact) & (c[:-1] == "N") & (c[1:] == "N")
     rows = minute_table(t, nn, summary["duration_s"] or 0.0)
     lo = np.array([np.nan if m["min_bpm"] is None else m["min_bpm"] for m in rows], np.float64)
     hi = np.array([np.nan if m["max_bpm"] is None else m["max_bpm"] for m in rows], np.float64)

@@ -6,10 +6,10 @@ Definitions (DESIGN.md, and where it leaves a choice, the choice made here):
 - Artefact: with the signal at hand, the stretches where no lead is readable
   (:func:`beatflow.holter.quality.signal_quality`: flat line, saturation, lead-off, noise), listed with the
   reason of each lead; they are excluded stretches like the given ones.
-- An RR interval joins two consecutive beats. It is *analysable* unless it touches a stretch of two or more
-  consecutive ``Q`` beats (paced or unclassifiable; an isolated Q beat still times its intervals), overlaps
-  an excluded stretch (artefact, or given: e.g. ventricular flutter/fibrillation in the reference),
-  or is a gap of :data:`GAP_S` or more without beats (unreadable signal, not a pause). ``analysed_s`` is the
+- An RR interval joins two consecutive beats, whatever their classes (``Q`` beats too: a paced rhythm's, or
+  beats in noise that the signal quality still reads). It is *analysable* unless it overlaps an excluded
+  stretch (artefact, or given: e.g. ventricular flutter/fibrillation in the reference) or is a gap of
+  :data:`GAP_S` or more without beats (unreadable signal, not a pause). ``analysed_s`` is the
   duration less the union of the excluded stretches and the non-analysable intervals (and a leading or trailing
   beat-free stretch of ``GAP_S`` or more).
 - Rates use analysable intervals only: ``mean_bpm = 60 / mean RR``; a minute's rate is ``60 / mean RR`` of the
@@ -119,17 +119,13 @@ def _num(x, digits: int = 2):
 # ---------------------------------------------------------------- the parts of the summary
 
 
-def analysable(time_s: np.ndarray, classes: np.ndarray, excluded) -> np.ndarray:
+def analysable(time_s: np.ndarray, excluded) -> np.ndarray:
     """``valid[i]`` for the interval from beat i to beat i+1 (see the module's definitions)."""
     t = time_s
     if len(t) < 2:
         return np.zeros(0, dtype=bool)
     rr = np.diff(t)
-    q = classes == "Q"
-    # a stretch of ≥ 2 consecutive Q beats (paced rhythm, unreadable signal) is not analysed; an isolated Q
-    # beat (one unclassifiable beat among others) still times its intervals
-    q_run = q & (np.concatenate([[False], q[:-1]]) | np.concatenate([q[1:], [False]]))
-    valid = ~(q_run[:-1] | q_run[1:]) & (rr < GAP_S) & (rr > 0)
+    valid = (rr < GAP_S) & (rr > 0)
     for s, e in merge_intervals(excluded):
         valid &= (t[1:] <= s) | (t[:-1] >= e)
     return valid
@@ -530,7 +526,7 @@ def _sections(t, c, duration_s: float, excluded, af_episodes, signal, quality, h
     ``hrv_time_s``, a callable giving the beat times HRV reads (:func:`hrv_times`)."""
     artefact = [(a["start_s"], min(a["end_s"], duration_s)) for a in quality["artefact"]] if quality else []
     excluded = merge_intervals([*(excluded or []), *artefact])
-    valid = analysable(t, c, excluded)
+    valid = analysable(t, excluded)
     stretches = excluded_stretches(t, valid, duration_s, excluded)
     analysed_s = max(0.0, duration_s - total_length(stretches, 0.0, duration_s))
     rr = np.diff(t) if len(t) > 1 else np.zeros(0)
@@ -538,7 +534,7 @@ def _sections(t, c, duration_s: float, excluded, af_episodes, signal, quality, h
     pauses = pauses_section(t, rr, valid, signal, quality, notes)
     af = af_section(t, c, valid, duration_s, af_episodes, stretches, analysed_s, signal, notes)
     af_spans = [(e["start_s"], e["end_s"]) for e in af["episodes"]]
-    sinus = analysable(t, c, merge_intervals([*excluded, *af_spans]))
+    sinus = analysable(t, merge_intervals([*excluded, *af_spans]))
     heart_rate["fastest"], heart_rate["slowest"] = sinus_extremes(t, c, sinus)
     ventricular, supraventricular = ectopy_sections(t, c, merge_intervals([*excluded, *af_spans]))
     hourly = hourly_table(t, c, rr, valid, minutes, pauses, duration_s, notes)

@@ -244,7 +244,7 @@ def select_events(
     duration_s = float(summary.get("duration_s") or duration_s or 0.0)
     scores = scores.sort_values("time_s", kind="stable").reset_index(drop=True)
     time_s = scores.time_s.to_numpy(np.float64)
-    valid = analysable(time_s, scores["class"].astype(str).to_numpy(), ())
+    valid = analysable(time_s, ())
     events = []
     origin = summary["start"]  # the recording's, for clock times
     events += _run_events(summary, "ventricular", "V", duration_s, fastest=True)
