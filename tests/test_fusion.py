@@ -79,14 +79,20 @@ def test_the_second_lead_carries_detection_where_noise_buries_the_first(cpu):
     np.testing.assert_array_equal(fused[outside], alone[(alone < i0 - fs) | (alone >= i1 + fs)])
 
 
-def test_the_second_leads_beats_count_where_the_first_lead_goes_blank(cpu):
-    """MIT-BIH 116 at 1355 s: the first lead's amplifier swings to 3 mV and recovers over seconds, its QRS
-    complexes gone, while the second lead shows every beat: those beats are found, on the second lead."""
+def blank_first_lead():
+    """MIT-BIH 116 at 1355 s: the first lead's amplifier swings to 3 mV and recovers over seconds (120–128 s), its
+    QRS complexes gone, while the second lead shows every beat."""
     spec = SynthSpec(duration_s=300, fs=360, seed=14, baseline_mv=0, mains_mv=0, noise_mv=0.005, burst_mv=0)
     leads, truth, _ = generate(spec)
     i0, i1 = (round(s * spec.fs) for s in (120.0, 128.0))
     first = leads["MLII"].copy()
     first[i0:i1] = 3.0 * np.exp(-np.arange(i1 - i0) / (1.5 * spec.fs))  # no QRS: the amplifier's recovery
+    return spec, first, leads, truth, (i0, i1)
+
+
+def test_the_second_leads_beats_count_where_the_first_lead_goes_blank(cpu):
+    """Those beats are found, on the second lead."""
+    spec, first, leads, truth, (i0, i1) = blank_first_lead()
     inside = truth[(truth >= i0 + 0.4 * spec.fs) & (truth < i1 - 0.4 * spec.fs)]
     p = SegmentParams.defaults()
     peaks = detect_peaks(first, p.in_samples(spec.fs), cpu, second=leads["V1"])
@@ -146,3 +152,11 @@ def test_fusion_finds_the_same_peaks_on_the_gpu(cpu, gpu):
         rtol=1e-5,
         atol=1e-6,
     )
+
+
+@pytest.mark.gpu
+def test_the_second_leads_beats_where_the_first_is_blank_are_the_same_on_the_gpu(cpu, gpu):
+    spec, first, leads, _, _ = blank_first_lead()
+    p, xp = SegmentParams.defaults().in_samples(spec.fs), gpu.xp
+    on_gpu = detect_peaks(xp.asarray(first), p, gpu, second=xp.asarray(leads["V1"]))
+    np.testing.assert_array_equal(on_gpu, detect_peaks(first, p, cpu, second=leads["V1"]))

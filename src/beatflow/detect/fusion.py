@@ -87,11 +87,11 @@ def blank(envelope, at, fs: float, xp, floor: float):
     ``at`` (samples), to within a block: from its maxima over blocks of ``SNAP_S``."""
     from beatflow.detect.adaptive import T_WAVE_S
 
-    block = max(1, round(SNAP_S * fs))
-    n_blocks = -(-envelope.shape[0] // block)
-    padded = xp.zeros(n_blocks * block, dtype=envelope.dtype)
-    padded[: envelope.shape[0]] = envelope
-    block_max = padded.reshape(n_blocks, block).max(axis=1)
+    block, n = max(1, round(SNAP_S * fs)), envelope.shape[0]
+    block_max = envelope[: n - n % block].reshape(-1, block).max(axis=1)  # a view's maxima: no full-length copy
+    if n % block:
+        block_max = xp.concatenate([block_max, envelope[n - n % block :].max()[None]])
+    n_blocks = block_max.shape[0]
     reach = round(T_WAVE_S * fs) // block
     near = xp.clip((at // block)[:, None] + xp.arange(-reach, reach + 1)[None, :], 0, n_blocks - 1)
     return block_max[near].max(axis=1) < floor
