@@ -126,7 +126,7 @@ def fused_detection(envelope, peaks, lead, band, s: SegmentSamples, backend, flo
     shows the first lead's beat-shaped ``peaks`` (:func:`beatflow.detect.veto.second_lead_confirms`), else as given;
     ``floor`` is the candidates' (the fused envelope's NMS floor)."""
     from beatflow.detect.fusion import fused_envelope, snap
-    from beatflow.detect.veto import qrs_correlation, second_lead_confirms
+    from beatflow.detect.veto import SHOWN, qrs_correlation, second_lead_confirms
 
     xp, fs, p = backend.xp, s.fs, s.p
     correlation = qrs_correlation(band, fs, peaks, envelope[peaks], xp)
@@ -139,7 +139,7 @@ def fused_detection(envelope, peaks, lead, band, s: SegmentSamples, backend, flo
     # floor, itself half of Pan and Tompkins' lowest threshold, else half the fixed threshold); elsewhere the second
     # lead's where it shows a beat as the lone-lead veto understands it (veto_support 0: it is not asked)
     snap_floor = floor if p.adaptive else p.threshold / 2
-    shown = 2 * p.veto_support if p.veto_support > 0 else np.inf
+    shown = SHOWN * p.veto_support if p.veto_support > 0 else np.inf
     peaks = candidates(fused, s.nms_half, backend, floor)
     return fused, snap(peaks, envelope, lead, fs, xp, floor=snap_floor, shown=shown)
 

@@ -42,6 +42,7 @@ RECUR_MIN = 5
 RECUR_CORRELATION = 0.9  # as veto_correlation's default: "the same shape"
 RECUR_REFERENCE = 512  # suspects compared with at most this many others (bounded work on a long record)
 T_APEX_S = 0.30  # s: a T wave peaks within this of its beat's R peak (QT about 0.4 s, its apex some 0.1 s before)
+SHOWN = 2.0  # the second lead shows a peak where its support is this many × veto_support
 CLOSE_QRS_S = 0.25  # s: two QRS complexes this close are all but unknown (the ventricles' refractory period)
 SECOND_LEAD_SHARE = 0.5  # ... so of two peaks this close, one the second lead shows at under half the other's
 FIRST_LEAD_SHARE = 0.8  # ... and the first lead at under 0.8 of it is that beat's P or T wave
@@ -153,14 +154,14 @@ def unsupported(
     strength = np.asarray(strength, dtype=np.float64)
     gap = np.diff(t)
     close = gap < close_s
-    low, shown = support < veto_support, support >= 2 * veto_support
+    low, shown = support < veto_support, support >= SHOWN * veto_support
     t_wave = confirmed & (gap < T_APEX_S) & ~shown[1:]  # of the peak that ends each interval
     before_a_beat = close & low[:-1] & shown[1:]
     after_a_beat = close & (low[1:] | t_wave) & shown[:-1]
-    seen, near = support >= veto_support, gap < CLOSE_QRS_S
+    near = gap < CLOSE_QRS_S
 
     def faint(peak: slice, beat: slice) -> np.ndarray:  # per interval: its ``peak`` end beside its ``beat`` end
-        second_lead = seen[beat] & (support[peak] < SECOND_LEAD_SHARE * support[beat])
+        second_lead = ~low[beat] & (support[peak] < SECOND_LEAD_SHARE * support[beat])
         return near & second_lead & (strength[peak] < FIRST_LEAD_SHARE * strength[beat])
 
     first, last = slice(None, -1), slice(1, None)
@@ -175,7 +176,7 @@ def second_lead_confirms(support: np.ndarray | None, correlation: np.ndarray, p)
     if support is None:
         return False
     shaped = support[correlation >= p.veto_correlation]
-    return shaped.shape[0] >= 10 and float(np.quantile(shaped, 0.05)) >= 2 * p.veto_support
+    return shaped.shape[0] >= 10 and float(np.quantile(shaped, 0.05)) >= SHOWN * p.veto_support
 
 
 def surviving(

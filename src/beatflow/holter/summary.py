@@ -231,14 +231,14 @@ def nn_intervals(time_s, classes, valid) -> np.ndarray:
     idx = np.flatnonzero(nn)
     if len(idx) < 3:
         return nn
-    rr = np.diff(time_s)[idx]
+    every_rr = np.diff(time_s)
+    rr = every_rr[idx]
     half = NN_EDIT_WINDOW // 2
     padded = np.concatenate([np.full(half, np.nan), rr, np.full(half, np.nan)])
     med = np.nanmedian(np.lib.stride_tricks.sliding_window_view(padded, NN_EDIT_WINDOW), axis=1)
     out = np.zeros_like(nn)
     out[idx[np.abs(rr - med) <= NN_EDIT * med]] = True
-    rr = np.diff(time_s)
-    jump = out[1:] & out[:-1] & (np.abs(rr[1:] - rr[:-1]) > NN_EDIT * rr[:-1])
+    jump = out[1:] & out[:-1] & (np.abs(every_rr[1:] - every_rr[:-1]) > NN_EDIT * every_rr[:-1])
     out[1:] &= ~jump
     return out
 
@@ -534,9 +534,10 @@ def _sections(t, c, duration_s: float, excluded, af_episodes, signal, quality, h
     pauses = pauses_section(t, rr, valid, signal, quality, notes)
     af = af_section(t, c, valid, duration_s, af_episodes, stretches, analysed_s, signal, notes)
     af_spans = [(e["start_s"], e["end_s"]) for e in af["episodes"]]
-    sinus = analysable(t, merge_intervals([*excluded, *af_spans]))
+    excluded_or_af = merge_intervals([*excluded, *af_spans])
+    sinus = analysable(t, excluded_or_af)
     heart_rate["fastest"], heart_rate["slowest"] = sinus_extremes(t, c, sinus)
-    ventricular, supraventricular = ectopy_sections(t, c, merge_intervals([*excluded, *af_spans]))
+    ventricular, supraventricular = ectopy_sections(t, c, excluded_or_af)
     hourly = hourly_table(t, c, rr, valid, minutes, pauses, duration_s, notes)
     hrv_out = hrv(hrv_time_s(), c, sinus, duration_s, analysed_s)
     if len(t) and not (c == "N").any():
