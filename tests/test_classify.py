@@ -82,6 +82,38 @@ def test_steady_sinus_rhythm_at_any_rate_is_normal(bpm):
     assert (cls == "N").mean() >= 0.99
 
 
+def test_the_p_wave_alone_stays_on_the_t_wave_at_fast_rates():
+    """Sinus tachycardia (150 bpm): each P wave lies on the T wave before it, as it does in the sinus
+    template, so the P-wave window with the previous beat taken out still matches the template's P wave."""
+    spec = synth.SynthSpec(duration_s=300, hr_bpm=150.0, pvc_rate=0.0, pac_rate=0.0, aberrant_rate=0.0, seed=2)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, 250.0)
+    f = features.beat_features(leads, 250.0, peaks)
+    assert np.nanmedian(f[:, features.NAMES.index("p_alone_corr")]) >= 0.9
+
+
+def test_a_record_of_one_sinus_shape_is_one_family():
+    """Sinus rhythm with 5 % ventricular beats: every sinus beat's family is the whole sinus population (the
+    k-means groups of one shape merged), the ventricular beats' a small one. The sinus beat after a ventricular
+    beat is left out: after the pause its T wave is another."""
+    spec = synth.SynthSpec(duration_s=300, hr_bpm=60.0, pvc_rate=0.05, pac_rate=0.0, aberrant_rate=0.0, seed=2)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, 250.0)
+    share = features.beat_features(leads, 250.0, peaks)[:, features.NAMES.index("family_share")]
+    sinus = (labels == "N") & (np.roll(labels, 1) == "N")
+    assert sinus.sum() >= 250 and (share[sinus] >= 0.9).all() and (share[labels == "V"] <= 0.1).all()
+
+
+def test_groups_of_one_shape_merge_without_chaining():
+    """Groups whose medians lie within FAMILY_SAME join the largest such group; a group within reach of a
+    joined group but not of its founder begins one of its own."""
+    step = 0.75 * features.FAMILY_SAME
+    f = np.r_[np.zeros(50), np.full(30, step), np.full(20, 2 * step), np.full(10, 5.0)][:, None]
+    label = np.repeat([3, 1, 0, 2], [50, 30, 20, 10])
+    merged = features.same_shape(f, label)
+    assert (merged[:80] == 3).all() and (merged[80:100] == 0).all() and (merged[100:] == 2).all()
+
+
 def rhythm(rr, shapes=None):
     """Beat times (s) for the intervals ``rr`` and, by default, every beat N."""
     times = 0.5 + np.cumsum(rr)

@@ -19,13 +19,16 @@ names matter).
    and the log RMS ratio to it; the QRS width (RMS time spread of its slope energy) as a log ratio to the
    template's; the beat's high-frequency content against the template's (noise); the P-wave window again with
    the template placed at the previous R peak subtracted (average beat subtraction: the previous beat's T wave
-   taken out, so that a premature beat's own P wave shows, or its absence), against the template's P wave.
+   taken out, so that a premature beat's own P wave shows, or its absence), against the template's P wave; only
+   the template's first sinus interval is subtracted, so that at fast rates the P wave on the T wave stays.
    A lead whose QRS window holds under :data:`LEAD_BLANK` of its template's RMS does not show the beat (an
    electrode off, an amplifier at its rail: the detector then took the beat from the other lead) and is left
    out of that beat's lead-wise summaries, unless no lead shows it.
 5. *Context*: the previous and next beats' QRS correlation and prematurity (runs, couplets), and the running
    median of the P-wave and QRS correlations (P waves absent for a stretch: atrial fibrillation or flutter).
-6. *Family*: the record's beats grouped by shape (:data:`FAMILIES`, k-means over :data:`FAMILY_BY`), and per
+6. *Family*: the record's beats grouped by shape (:data:`FAMILIES`, k-means over :data:`FAMILY_BY` in units of
+   the record's own spread; groups of one shape, :data:`FAMILY_SAME`, then merged, so that a record of one
+   shape is one family however finely the k-means cut it), and per
    beat its family's share of the record and median prematurity, P-wave and QRS correlation, so that one
    record's beats of one shape agree (a ventricular family is premature as a whole, without P waves).
 """
@@ -51,6 +54,7 @@ MIN_REGULAR = 20  # fewer regular beats than this: the template is the median of
 TEMPLATE_BEATS = 4096  # the template is the median of at most this many beats, spread over the record
 FAMILIES = 8  # shape groups of a record (k-means over its beats' QRS and T-wave features)
 FAMILY_BY = ("qrs_corr_mean", "qrs_amp_mean", "qrs_width_ratio", "t_corr_mean", "t_amp_mean")
+FAMILY_SAME = 0.2  # groups whose medians differ by less in each of those (a correlation, a log ratio) are one
 CHUNK = 16384  # beats whose windows are cut at a time on the host ...
 DEVICE_CHUNK = 131072  # ... and on the device (some 150 MB a window: fewer, larger kernels)
 
@@ -200,12 +204,14 @@ def _spread(w, xp):
     return xp.sqrt((e * (t - centre[..., None]) ** 2).sum(-1) / total)
 
 
-def _without_previous(w, centres, previous, whole, lo: int, whole_lo: int, xp):
+def _without_previous(w, centres, previous, whole, lo: int, whole_lo: int, sinus_rr: int, xp):
     """Windows ``w`` ``[beats, leads, W]`` starting ``lo`` samples from ``centres``, less the sinus beat
     ``whole`` ``[leads, V]`` (starting ``whole_lo`` from its R peak) placed at each beat's ``previous`` R peak:
-    the window with the previous beat's T wave taken out (average beat subtraction)."""
+    the window with the previous beat's T wave taken out (average beat subtraction). Only the template's first
+    ``sinus_rr`` samples are subtracted: past them, at the record's sinus interval, lies the next sinus beat's
+    own window (at fast rates the template's T wave carries the next P wave, which must stay)."""
     pos = (centres - previous)[:, None] + xp.arange(lo - whole_lo, lo - whole_lo + w.shape[-1])[None, :]
-    inside = (pos >= 0) & (pos < whole.shape[-1])
+    inside = (pos >= 0) & (pos < min(whole.shape[-1], sinus_rr))
     before = whole[:, xp.clip(pos, 0, whole.shape[-1] - 1)].transpose(1, 0, 2)
     return w - before * inside[:, None, :]
 
@@ -256,6 +262,8 @@ def shape(x, peaks, fs: float, regular: np.ndarray, xp=np) -> dict[str, np.ndarr
     n = len(peaks)
     spans = {name: window_samples(fs, w) for name, w in WINDOWS_S.items()}
     chosen = np.flatnonzero(regular) if regular.sum() >= MIN_REGULAR else np.arange(n)
+    intervals = np.diff(np.asarray(peaks))[chosen[chosen > 0] - 1]
+    sinus_rr = int(np.median(intervals)) if len(intervals) else len(x[0])  # the template beats' own interval
     chosen = xp.asarray(chosen[:: max(1, len(chosen) // TEMPLATE_BEATS)])
     templates, aligned = _templates(x, xp.asarray(peaks), fs, chosen, xp)
     whole = (spans["p"][0], spans["t"][1])
@@ -277,7 +285,7 @@ def shape(x, peaks, fs: float, regular: np.ndarray, xp=np) -> dict[str, np.ndarr
                 previous = aligned[max(start - 1, 0) : rows.stop - 1]
                 if start == 0:
                     previous = xp.concatenate([xp.asarray([-(10**9)], previous.dtype), previous])
-                alone = _without_previous(w, centres, previous, templates["whole"], a, whole[0], xp)
+                alone = _without_previous(w, centres, previous, templates["whole"], a, whole[0], sinus_rr, xp)
                 corr, amp = _corr_amp(alone, templates["p"], xp)
                 out["p_alone_corr"][rows] = _over_leads(corr, shown, xp)["mean"]
                 out["p_alone_amp"][rows] = _over_leads(amp, shown, xp)["mean"]
@@ -324,6 +332,22 @@ def beat_features(signals: list, fs: float, peaks: np.ndarray, xp=np) -> np.ndar
     return np.column_stack([t[name] for name in TIMING] + [s[name] for name in SHAPE]).astype(np.float32)
 
 
+def same_shape(f: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """The groups ``label`` of rows ``f`` merged where they are one shape: largest first, each group joins the
+    first larger one whose median lies within :data:`FAMILY_SAME` of its own in every column (a group's founder
+    is compared, not its last member: no chain from one shape to another), else begins one of its own."""
+    groups = np.argsort(-np.bincount(label), kind="stable")
+    medians = {k: np.median(f[label == k], 0) for k in groups if (label == k).any()}
+    founders: list[int] = []
+    merged = np.arange(len(groups))
+    for k in medians:
+        home = next((j for j in founders if np.abs(medians[j] - medians[k]).max() < FAMILY_SAME), None)
+        if home is None:
+            founders.append(k)
+        merged[k] = k if home is None else home
+    return merged[label]
+
+
 def family(t: dict[str, np.ndarray], s: dict[str, np.ndarray], xp=np) -> dict[str, np.ndarray]:
     """The family features (step 6 of the module docstring) from the timing and shape features (numpy; the
     k-means runs on ``xp``)."""
@@ -331,7 +355,7 @@ def family(t: dict[str, np.ndarray], s: dict[str, np.ndarray], xp=np) -> dict[st
 
     f = np.nan_to_num(np.column_stack([s[name] for name in FAMILY_BY]))
     spread = 1.4826 * np.median(np.abs(f - np.median(f, 0)), 0)
-    label = kmeans(f / np.maximum(spread, 1e-3), FAMILIES, xp=xp)
+    label = same_shape(f, kmeans(f / np.maximum(spread, 1e-3), FAMILIES, xp=xp))
     out = {name: np.empty(len(f)) for name in ("family_rr_pre_local", "family_p_corr", "family_qrs_corr")}
     out["family_share"] = np.bincount(label)[label] / len(f)
     with warnings.catch_warnings():
