@@ -21,6 +21,7 @@ names matter).
    the template placed at the previous R peak subtracted (average beat subtraction: the previous beat's T wave
    taken out, so that a premature beat's own P wave shows, or its absence), against the template's P wave; only
    the template's first sinus interval is subtracted, so that at fast rates the P wave on the T wave stays.
+   A window that runs past the record's start or end is not measured (NaN).
    A lead whose QRS window holds under :data:`LEAD_BLANK` of its template's RMS does not show the beat (an
    electrode off, an amplifier at its rail: the detector then took the beat from the other lead) and is left
    out of that beat's lead-wise summaries, unless no lead shows it.
@@ -161,6 +162,13 @@ def _cut(x, centres, lo: int, hi: int, xp):
     return xp.ascontiguousarray(x[:, idx].transpose(1, 0, 2))
 
 
+def _past_the_ends(centres, lo: int, hi: int, n: int):
+    """Whether each window from ``centre + lo`` to ``centre + hi`` runs past a record of ``n`` samples: its
+    clipped samples repeat the edge (a flat stretch whose log amplitude is rounding noise), so such a window is
+    not measured (NaN)."""
+    return (centres + lo < 0) | (centres + hi > n)
+
+
 def _centred(w):
     return w - w.mean(-1, keepdims=True)
 
@@ -292,8 +300,13 @@ def shape(x, peaks, fs: float, regular: np.ndarray, xp=np) -> dict[str, np.ndarr
             if k == "qrs":
                 width = _spread(w, xp)
                 out["qrs_width_ratio"][rows] = xp.log(xp.maximum(width, 1e-6) / max(template_width, 1e-6))
+            past = _past_the_ends(centres, a, b, x.shape[1])
+            for name in out:
+                if name.startswith(f"{k}_"):
+                    out[name][rows][past] = xp.nan
         noise = xp.sqrt((xp.diff(_cut(x, centres, *whole, xp), axis=-1) ** 2).mean(-1))
         out["noise_max"][rows] = xp.log(xp.maximum(noise, 1e-12) / xp.maximum(template_noise, 1e-12)[None]).max(-1)
+        out["noise_max"][rows][_past_the_ends(centres, *whole, x.shape[1])] = xp.nan
     out = {k: xp.asnumpy(v) if xp is not np else v for k, v in out.items()}
     corr = out["qrs_corr_mean"]
     out["prev_qrs_corr"] = np.r_[np.nan, corr[:-1]]

@@ -6,7 +6,8 @@ evaluated here: each tree read from the booster's text format into arrays (leave
 beat walked down every tree
 for as many steps as the deepest tree, in float64, with LightGBM's rules for a numerical split
 (``value <= threshold`` goes left; a NaN goes the ``default_left`` way where the split learnt missing values,
-else it counts as 0). The result equals ``Booster.predict`` to rounding (``tests/test_classify.py``).
+else it counts as 0; a value within :data:`ZERO` of 0 is 0, as LightGBM's reader of dense rows makes it). The result
+equals ``Booster.predict`` to rounding (``tests/test_classify.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ ARRAY_TYPES = {
     "right": np.int64,
     "value": np.float64,
 }
+ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold: a feature value this close to 0 is read as 0
 BEATS_PER_STEP = 16384  # beats walked down the forest at a time: [beats, trees] int64 node indices each
 
 
@@ -85,6 +87,7 @@ def raw_scores(f: Forest, features, device) -> "torch.Tensor":  # noqa: F821
     import torch
 
     x = torch.as_tensor(features, device=device).to(torch.float64)
+    x = torch.where(x.abs() <= ZERO, 0.0, x)  # NaN stays NaN
     arrays = {k: torch.as_tensor(getattr(f, k), device=device) for k in ARRAY_TYPES}
     trees = torch.arange(f.feature.shape[0], device=device)[None, :]
     out = torch.zeros((len(x), f.classes), dtype=torch.float64, device=device)
