@@ -104,6 +104,21 @@ def test_a_record_of_one_sinus_shape_is_one_family():
     assert sinus.sum() >= 250 and (share[sinus] >= 0.9).all() and (share[labels == "V"] <= 0.1).all()
 
 
+def test_a_window_past_the_records_ends_is_not_measured():
+    """The record ends 0.2 s after its last R peak and begins 0.1 s before its first: the last beat's T window
+    and the first beat's P window run past its ends, so they are missing (NaN), not the log amplitude of a
+    flat, clipped stretch; every other beat is measured."""
+    fs = 250.0
+    spec = synth.SynthSpec(duration_s=120, pvc_rate=0.0, pac_rate=0.0, aberrant_rate=0.0, seed=4)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, fs)
+    a, b = peaks[0] - round(0.1 * fs), peaks[-1] + round(0.2 * fs)
+    f = features.beat_features([x[a:b] for x in leads], fs, peaks - a)
+    t_amp, p_amp = (f[:, features.NAMES.index(n)] for n in ("t_amp_min", "p_amp_min"))
+    assert np.isnan(t_amp[-1]) and np.isnan(p_amp[0])
+    assert np.isfinite(t_amp[:-1]).all() and np.isfinite(p_amp[1:]).all() and (t_amp[:-1] > -3).all()
+
+
 def test_groups_of_one_shape_merge_without_chaining():
     """Groups whose medians lie within FAMILY_SAME join the largest such group; a group within reach of a
     joined group but not of its founder begins one of its own."""
