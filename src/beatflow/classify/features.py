@@ -271,7 +271,7 @@ def shape(x, peaks, fs: float, regular: np.ndarray, xp=np) -> dict[str, np.ndarr
     spans = {name: window_samples(fs, w) for name, w in WINDOWS_S.items()}
     chosen = np.flatnonzero(regular) if regular.sum() >= MIN_REGULAR else np.arange(n)
     intervals = np.diff(np.asarray(peaks))[chosen[chosen > 0] - 1]
-    sinus_rr = int(np.median(intervals)) if len(intervals) else len(x[0])  # the template beats' own interval
+    sinus_rr = int(np.median(intervals)) if len(intervals) else x.shape[1]  # the template beats' own interval
     chosen = xp.asarray(chosen[:: max(1, len(chosen) // TEMPLATE_BEATS)])
     templates, aligned = _templates(x, xp.asarray(peaks), fs, chosen, xp)
     whole = (spans["p"][0], spans["t"][1])
@@ -349,8 +349,9 @@ def same_shape(f: np.ndarray, label: np.ndarray) -> np.ndarray:
     """The groups ``label`` of rows ``f`` merged where they are one shape: largest first, each group joins the
     first larger one whose median lies within :data:`FAMILY_SAME` of its own in every column (a group's founder
     is compared, not its last member: no chain from one shape to another), else begins one of its own."""
-    groups = np.argsort(-np.bincount(label), kind="stable")
-    medians = {k: np.median(f[label == k], 0) for k in groups if (label == k).any()}
+    sizes = np.bincount(label)
+    groups = np.argsort(-sizes, kind="stable")
+    medians = {k: np.median(f[label == k], 0) for k in groups if sizes[k]}
     founders: list[int] = []
     merged = np.arange(len(groups))
     for k in medians:
