@@ -172,6 +172,18 @@ def test_runs_need_a_sudden_onset_and_an_s_beat_first():
     assert not context.supraventricular_runs(ramp_times, ramp_cls).any()
 
 
+def test_a_run_begun_by_a_premature_beat_at_its_own_coupling_interval_is_s():
+    """A tachycardia whose first beat (S) comes 0.62 s after the sinus beat and whose cycle is then 0.5 s: the
+    first beat is a stretch of its own (its interval over 15 % from the next), and the run after it is S; not
+    when that first beat is N."""
+    rr = np.full(200, 0.8)
+    rr[80], rr[81:120] = 0.62, 0.5
+    times, cls = rhythm(rr)
+    cls[80] = "S"
+    assert np.flatnonzero(context.supraventricular_runs(times, cls)).tolist() == list(range(81, 120))
+    assert not context.supraventricular_runs(times, np.where(np.arange(200) == 80, "N", cls)).any()
+
+
 def test_a_run_goes_on_across_an_ectopic_beat_at_its_own_rate():
     """A run cut by a V beat (short interval, then its pause) goes on where the rhythm resumes at the run's
     interval within RESUME_BEATS beats; not where it resumes 30 % slower, nor, for a run too short to be

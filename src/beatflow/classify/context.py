@@ -8,7 +8,9 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    trees class V is a stretch of its own. A stretch of at least :data:`~beatflow.holter.af.RUN_BEATS` beats
    whose intervals are, on geometric average, at most ``1 − ONSET`` of the
    :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it (a *sudden* stretch), begun by
-   a beat the trees class S, is a supraventricular tachycardia: its N beats are S (the MIT-BIH annotators label
+   a beat the trees class S or right after a stretch of one such beat (the premature beat that starts a
+   tachycardia is coupled at an interval of its own, and the run's cycle may then warm up), is a supraventricular
+   tachycardia: its N beats are S (the MIT-BIH annotators label
    every beat of such a run S). The trees judge each beat against its local rhythm, which a run of tens of
    beats becomes, so they see the run's first beat only. An ectopic beat or a false detection inside a run cuts
    it (its short interval, then its pause); where, within :data:`RESUME_BEATS` beats of which one at least is
@@ -63,13 +65,16 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     if len(cls) < RUN_BEATS:
         return out
     last_end, last_rr, last_beats = -(10**9), np.nan, 0  # the last run's end (beat index, exclusive), interval, length
-    for start, end, ratio, rr in zip(*stretches(time_s, cls), strict=True):
+    starts, ends, ratios, rrs = stretches(time_s, cls)
+    lone = np.r_[False, (ends - starts == 1)[:-1]]  # the stretch before is one beat
+    for start, end, ratio, rr, after_one in zip(starts, ends, ratios, rrs, lone, strict=True):
         run, between = cls[start:end], cls[max(last_end, 0) : start]
+        begun = run[0] == "S" or (after_one and cls[start - 1] == "S")
         sudden = end - start >= RUN_BEATS and ratio <= 1 - ONSET
         own_rate = last_beats > 0 and abs(np.log(rr / last_rr)) <= -np.log(1 - ONSET)
         resumed = own_rate and 0 < start - last_end <= RESUME_BEATS and (between != "N").any()
         recurs = sudden and own_rate and last_beats >= LOCAL_BEATS and time_s[start] - time_s[last_end - 1] <= RECUR_S
-        if ((sudden and run[0] == "S") or resumed or recurs) and run[0] != "V":
+        if ((sudden and begun) or resumed or recurs) and run[0] != "V":
             out[start:end] = run == "N"
             last_beats = last_beats + end - start if resumed else end - start
             last_end, last_rr = end, rr
