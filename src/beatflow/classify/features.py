@@ -346,20 +346,15 @@ def beat_features(signals: list, fs: float, peaks: np.ndarray, xp=np) -> np.ndar
 
 
 def same_shape(f: np.ndarray, label: np.ndarray) -> np.ndarray:
-    """The groups ``label`` of rows ``f`` merged where they are one shape: largest first, each group joins the
-    first larger one whose median lies within :data:`FAMILY_SAME` of its own in every column (a group's founder
-    is compared, not its last member: no chain from one shape to another), else begins one of its own."""
-    sizes = np.bincount(label)
-    groups = np.argsort(-sizes, kind="stable")
-    medians = {k: np.median(f[label == k], 0) for k in groups if sizes[k]}
-    founders: list[int] = []
-    merged = np.arange(len(groups))
-    for k in medians:
-        home = next((j for j in founders if np.abs(medians[j] - medians[k]).max() < FAMILY_SAME), None)
-        if home is None:
-            founders.append(k)
-        merged[k] = k if home is None else home
-    return merged[label]
+    """The groups ``label`` of rows ``f`` merged where they are one shape (each group's median within
+    :data:`FAMILY_SAME` of its leader's in every column; :func:`beatflow.classify.kmeans.merge_largest_first`):
+    each row's leader group."""
+    from beatflow.classify.kmeans import merge_largest_first
+
+    groups, row_group = np.unique(label, return_inverse=True)
+    medians = np.stack([np.median(f[row_group == g], 0) for g in range(len(groups))])
+    leader = merge_largest_first(np.bincount(row_group), lambda i: np.abs(medians - medians[i]).max(1) < FAMILY_SAME)
+    return groups[leader][row_group]
 
 
 def family(t: dict[str, np.ndarray], s: dict[str, np.ndarray], xp=np) -> dict[str, np.ndarray]:

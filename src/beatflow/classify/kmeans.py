@@ -1,4 +1,5 @@
-"""A deterministic k-means (no random start, no atomic sums: the same rows give the same groups on every run)."""
+"""A deterministic k-means (no random start, no atomic sums: the same rows give the same groups on every run),
+and the merging of its groups where they are one shape."""
 
 from __future__ import annotations
 
@@ -41,3 +42,16 @@ def kmeans(f: np.ndarray, k: int, steps: int = KMEANS_STEPS, xp=np) -> np.ndarra
         filled = count > 0
         c[filled] = sums[filled] / count[filled, None]  # each group's mean; an empty group keeps its centre
     return labels if xp is np else xp.asnumpy(labels)
+
+
+def merge_largest_first(sizes: np.ndarray, matching) -> np.ndarray:
+    """Each group's leader (a group index): the groups of ``sizes`` taken largest first, a group that no leader
+    has claimed leads, and claims every unclaimed group that ``matching(leader)`` (a boolean mask over the
+    groups) marks. A group is compared with a leader, never with another member: no chain of small steps joins
+    two shapes."""
+    leader = np.full(len(sizes), -1)
+    for i in np.argsort(-np.asarray(sizes), kind="stable"):
+        if leader[i] < 0:
+            leader[i] = i
+            leader[(leader < 0) & np.asarray(matching(i), bool)] = i
+    return leader

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from beatflow.classify.kmeans import kmeans
+from beatflow.classify.kmeans import kmeans, merge_largest_first
 
 QRS_BEFORE_S = 0.10  # the QRS window starts this long before the R peak ...
 QRS_AFTER_S = 0.15  # ... and ends this long after it
@@ -146,26 +146,22 @@ def _propose_groups(windows, width: int, shift: int, latent_z: np.ndarray, typic
 
 
 def _merge_groups(windows, labels: np.ndarray, best: np.ndarray, width: int, shift: int) -> tuple[np.ndarray, int]:
-    """Merge the groups, largest first, while their median QRS complexes match (:func:`_matches`): each row's
-    family, numbered by size (0 the largest), and the number of families."""
+    """Merge the groups, largest first, while their median QRS complexes match a leader's (:func:`_matches`,
+    :func:`~beatflow.classify.kmeans.merge_largest_first`): each row's family, numbered by size (0 the
+    largest), and the number of families."""
     import torch
 
-    groups = np.unique(labels)
-    medians = torch.stack([_aligned_median(windows, np.flatnonzero(labels == g), best, width) for g in groups])
-    sizes = np.array([(labels == g).sum() for g in groups])
-    order = np.argsort(-sizes, kind="stable")
+    groups, row_group = np.unique(labels, return_inverse=True)
+    medians = torch.stack(
+        [_aligned_median(windows, np.flatnonzero(row_group == g), best, width) for g in range(len(groups))]
+    )
+    sizes = np.bincount(row_group)
     padded = torch.nn.functional.pad(medians, (shift, shift), mode="replicate")
-    family_of_group = np.full(len(groups), -1)
-    leaders = []
-    for i in order:
-        if family_of_group[i] >= 0:
-            continue
-        family_of_group[i] = len(leaders)
-        leaders.append(i)
-        c, a, w, _ = compare(padded, medians[i], width, shift)
-        join = _matches(c, a, w) & (family_of_group < 0)
-        family_of_group[join] = family_of_group[i]
-    family = family_of_group[np.searchsorted(groups, labels)]
+    leader = merge_largest_first(sizes, lambda i: _matches(*compare(padded, medians[i], width, shift)[:3]))
+    leaders = [i for i in np.argsort(-sizes, kind="stable") if leader[i] == i]  # in the order they began
+    number = np.empty(len(groups), np.int64)
+    number[leaders] = np.arange(len(leaders))
+    family = number[leader][row_group]
     counts = np.bincount(family, minlength=len(leaders))
     rank = np.empty(len(counts), np.int64)
     rank[np.argsort(-counts, kind="stable")] = np.arange(len(counts))
