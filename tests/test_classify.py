@@ -227,6 +227,26 @@ def test_a_sustained_run_that_stops_and_starts_again_at_its_rate_is_the_same_run
         assert not context.supraventricular_runs(times, cls)[second].any(), (first_beats, second_rr, cycles)
 
 
+def test_the_conducted_beats_of_ventricular_bigeminy_classed_v_are_n():
+    """Sinus rhythm at 0.8 s, then 20 cycles of bigeminy (a premature beat at 0.5 s, the pause 1.1 s), every
+    beat of it classed V: the beats after the pauses are N when their QRS differs from the premature beats'
+    (the conducted rhythm in a bundle-branch block), not when every beat has one shape; a ventricular run
+    at a steady rate stays V whatever its shapes."""
+    rr = np.r_[np.full(60, 0.8), np.tile([0.5, 1.1], 20), np.full(60, 0.8)]
+    times, cls = rhythm(rr)
+    cls[60:100] = "V"
+    f = np.zeros((len(rr), len(features.NAMES)), np.float32)
+    conducted = np.arange(61, 100, 2)
+    f[conducted, features.NAMES.index("qrs_corr_mean")] = 0.5  # the premature beats' stays 0
+    assert np.flatnonzero(context.conducted_in_bigeminy(times, cls, f)).tolist() == conducted.tolist()
+    assert not context.conducted_in_bigeminy(times, cls, np.zeros_like(f)).any()
+    steady = rhythm(np.r_[np.full(60, 0.8), np.full(40, 0.45), np.full(60, 0.8)])[0]
+    assert not context.conducted_in_bigeminy(steady, cls, f).any()
+    decided, p = model.decide(np.tile([0.05, 0.05, 0.9, 0.0, 0.0], (len(rr), 1)), f, times)
+    assert (decided[conducted] == "N").all() and (decided[60:100:2] == "V").all()
+    assert np.allclose(p[conducted], 0.1)
+
+
 def test_one_lead_record_is_classified():
     """A record with one lead: every beat gets a class (the lead features of the missing lead are the one's)."""
     spec = synth.SynthSpec(duration_s=300, pvc_rate=0.05, pac_rate=0.0, aberrant_rate=0.0, seed=8)

@@ -1,7 +1,16 @@
 """The rhythm context of the beat classes: rules over the trees' classes (:func:`beatflow.classify.model.decide`)
 that see a whole run or episode, where the trees see one beat and its neighbours.
 
-1. *Supraventricular runs* (:func:`supraventricular_runs`). The RR series is cut into stretches wherever an
+1. *Ventricular bigeminy* (:func:`conducted_in_bigeminy`). In bigeminy every other beat is premature and the
+   beat after its compensatory pause is conducted from the atria (Langendorf, Pick and Winternitz, Circulation
+   11:422–430, 1955: the long cycle brings on the next premature beat). Where the trees class a whole
+   bigeminal stretch V — the conducted beats aberrant or in a bundle-branch block that the record's sinus
+   template does not show — the beats at the end of a pause (an interval more than :data:`ONSET` longer than
+   both around it), every other beat, :data:`BIGEMINY_BEATS` or more in a row, are N when their shape differs
+   from that of the beats between them (by :data:`~beatflow.classify.features.FAMILY_SAME` in a
+   :data:`~beatflow.classify.features.FAMILY_BY` median): two alternating shapes at alternating intervals are
+   a premature focus and the conducted rhythm, not a ventricular run (which keeps its rate).
+2. *Supraventricular runs* (:func:`supraventricular_runs`). The RR series is cut into stretches wherever an
    interval differs from the one before by more than :data:`ONSET` (15 %): the sudden-onset criterion of
    tachycardia discrimination (Swerdlow et al., JACC 1994: an interval below a programmed share, some 80–90 %,
    of those before it starts a tachycardia; sinus tachycardia speeds up and slows down gradually); a beat the
@@ -21,11 +30,11 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    whatever the trees give its first beat: a re-entrant or focal tachycardia that starts again keeps its cycle
    length, and once it is the record's rhythm its first beat is no longer premature against the beats around
    it.
-2. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
+3. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
    :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
    (Teijeiro et al. 2018).
 
-A beat a rule moves between N and S keeps as ``class_p`` the probability that it is N or S.
+A beat a rule moves to or between N and S keeps as ``class_p`` the probability that it is N or S.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from beatflow.holter.af import RUN_BEATS, detect_af
 ONSET = 0.15  # an interval this much shorter or longer than the one before starts a new stretch
 RESUME_BEATS = 2  # a run goes on after at most this many beats that are not N (an ectopic beat, an extra detection)
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
+BIGEMINY_BEATS = 3  # beats after a pause, every other beat, that make a stretch of V beats bigeminy
 
 
 def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -60,7 +70,7 @@ def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
-    """Which beats (a boolean mask) rule 1 of the module docstring turns from N to S."""
+    """Which beats (a boolean mask) rule 2 of the module docstring turns from N to S."""
     out = np.zeros(len(cls), bool)
     if len(cls) < RUN_BEATS:
         return out
@@ -81,8 +91,36 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     return out
 
 
+def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """Which beats (a boolean mask) rule 1 of the module docstring turns from V to N: in a stretch of beats
+    classed V, a chain of at least :data:`BIGEMINY_BEATS` beats each at the end of an interval longer by more
+    than ``ONSET`` than the intervals on both sides of it, every other beat, whose shapes (the
+    :data:`~beatflow.classify.features.FAMILY_BY` medians) differ from those of the beats between them by
+    :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure. ``features``: the beats'
+    :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
+    from beatflow.holter.quality import runs_of
+
+    out = np.zeros(len(cls), bool)
+    log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
+    jump = -np.log(1 - ONSET)
+    # beat i ends interval i - 1; a beat after a pause: its interval exceeds those before and after it
+    paused = np.zeros(len(cls), bool)
+    paused[1:-1] = (log_rr[:-1] - np.r_[np.inf, log_rr[:-2]] > jump) & (log_rr[:-1] - log_rr[1:] > jump)
+    shapes = np.nan_to_num(np.column_stack([column(features, name) for name in FAMILY_BY]))
+    for start, end in runs_of(cls == "V"):
+        for first in (start, start + 1):
+            beats = np.arange(first, end, 2)  # every other beat of the stretch
+            for a, b in runs_of(paused[beats]):
+                chain = beats[a:b]
+                if len(chain) >= BIGEMINY_BEATS:  # against the beats between the chain's
+                    apart = np.abs(np.median(shapes[chain], 0) - np.median(shapes[chain[:-1] + 1], 0))
+                    out[chain] = (apart >= FAMILY_SAME).any()
+    return out
+
+
 def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> np.ndarray:
-    """Which beats (a boolean mask) rule 2 of the module docstring turns from S to N; ``signal``: a callable
+    """Which beats (a boolean mask) rule 3 of the module docstring turns from S to N; ``signal``: a callable
     returning ``(leads, fs)`` for the episodes' P-wave check."""
     out = np.zeros(len(cls), bool)
     for start, end in detect_af(time_s, cls, signal=signal):
