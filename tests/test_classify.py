@@ -184,10 +184,21 @@ def test_a_run_begun_by_a_premature_beat_at_its_own_coupling_interval_is_s():
     assert not context.supraventricular_runs(times, np.where(np.arange(200) == 80, "N", cls)).any()
 
 
+def test_a_run_whose_cycle_warms_up_is_one_run():
+    """A tachycardia begun by an S beat whose cycle shortens by more than ONSET after two beats (0.6 s, then
+    0.45 s: two stretches, neither three beats long) is one run; not when its first beat is N."""
+    rr = np.full(200, 0.9)
+    rr[80:82], rr[82:84] = 0.6, 0.45
+    times, cls = rhythm(rr)
+    cls[80] = "S"
+    assert np.flatnonzero(context.supraventricular_runs(times, cls)).tolist() == [81, 82, 83]
+    assert not context.supraventricular_runs(times, np.where(np.arange(200) == 80, "N", cls)).any()
+
+
 def test_a_run_goes_on_across_an_ectopic_beat_at_its_own_rate():
     """A run cut by a V beat (short interval, then its pause) goes on where the rhythm resumes at the run's
     interval within RESUME_BEATS beats; not where it resumes 30 % slower, nor, for a run too short to be
-    sustained, after a beat that is N (a sinus pause ends the run)."""
+    sustained, after a beat that is N (a sinus pause ends the run; that beat, faster still, is the run's last)."""
     rr = np.full(200, 0.8)
     rr[80:150] = 0.5
     rr[90], rr[91] = 0.3, 0.7  # the V beat at 90, the pause after it
@@ -199,7 +210,7 @@ def test_a_run_goes_on_across_an_ectopic_beat_at_its_own_rate():
     slower[92:150] = 0.65
     assert np.flatnonzero(context.supraventricular_runs(rhythm(slower)[0], cls)).tolist() == list(range(81, 90))
     assert np.flatnonzero(context.supraventricular_runs(times, np.where(cls == "V", "N", cls))).tolist() == list(
-        range(81, 90)
+        range(81, 91)
     )
 
 

@@ -12,24 +12,23 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    a premature focus and the conducted rhythm, not a ventricular run (which keeps its rate).
 2. *Supraventricular runs* (:func:`supraventricular_runs`). The RR series is cut into stretches wherever an
    interval differs from the one before by more than :data:`ONSET` (15 %): the sudden-onset criterion of
-   tachycardia discrimination (Swerdlow et al., JACC 1994: an interval below a programmed share, some 80–90 %,
-   of those before it starts a tachycardia; sinus tachycardia speeds up and slows down gradually); a beat the
-   trees class V is a stretch of its own. A stretch of at least :data:`~beatflow.holter.af.RUN_BEATS` beats
-   whose intervals are, on geometric average, at most ``1 − ONSET`` of the
-   :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it (a *sudden* stretch), begun by
-   a beat the trees class S or right after a stretch of one such beat (the premature beat that starts a
-   tachycardia is coupled at an interval of its own, and the run's cycle may then warm up), is a supraventricular
-   tachycardia: its N beats are S (the MIT-BIH annotators label
-   every beat of such a run S). The trees judge each beat against its local rhythm, which a run of tens of
-   beats becomes, so they see the run's first beat only. An ectopic beat or a false detection inside a run cuts
-   it (its short interval, then its pause); where, within :data:`RESUME_BEATS` beats of which one at least is
-   not N, a stretch resumes at the run's own interval (within ``ONSET``), the run goes on (a premature beat does
-   not end a tachycardia), though the resumed stretch is no faster than the run around it and its first beat,
-   after the pause, is not premature. A *sustained* run (``LOCAL_BEATS`` beats or more) that stops *recurs*
+   tachycardia discrimination (Swerdlow et al., JACC 1994: an interval below a programmed share, some 80–90 %, of
+   those before it starts a tachycardia; sinus tachycardia speeds up and slows down gradually); a beat the trees
+   class V is a stretch of its own. A stretch is *fast* when its intervals are, on geometric average, at most ``1
+   − ONSET`` of the :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it, and
+   consecutive fast stretches are one (:func:`fast_chains`: a tachycardia's cycle may warm up, in steps over 15
+   %). A fast stretch of at least :data:`~beatflow.holter.af.RUN_BEATS` beats (a *sudden* stretch), begun by a
+   beat the trees class S or right after a stretch of one such beat (the premature beat that starts a tachycardia
+   is coupled at an interval of its own), is a supraventricular tachycardia: its N beats are S (the MIT-BIH
+   annotators label every beat of such a run S). The trees judge each beat against its local rhythm, which a run
+   of tens of beats becomes, so they see the run's first beat only. An ectopic beat or a false detection inside a
+   run cuts it (its short interval, then its pause); where, within :data:`RESUME_BEATS` beats of which one at
+   least is not N, a stretch resumes at the run's own interval (within ``ONSET``), the run goes on (a premature
+   beat does not end a tachycardia), though the resumed stretch is no faster than the run around it and its first
+   beat, after the pause, is not premature. A *sustained* run (``LOCAL_BEATS`` beats or more) that stops *recurs*
    where a sudden stretch starts within :data:`RECUR_S` of its end at its own interval (within ``ONSET``),
    whatever the trees give its first beat: a re-entrant or focal tachycardia that starts again keeps its cycle
-   length, and once it is the record's rhythm its first beat is no longer premature against the beats around
-   it.
+   length, and once it is the record's rhythm its first beat is no longer premature against the beats around it.
 3. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
    :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
    (Teijeiro et al. 2018).
@@ -69,13 +68,29 @@ def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return starts, ends, np.exp(inside - np.where(around_n > 0, around, inside)), np.exp(inside)
 
 
+def fast_chains(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`stretches` with each row of consecutive fast ones (intervals at most ``1 − ONSET`` of those
+    around them; not a V beat) merged into one: a tachycardia whose first beat is coupled at an interval of
+    its own, or whose cycle warms up, is one run. A merged stretch's ratio is its parts' largest, its interval
+    their geometric mean."""
+    starts, ends, ratios, rrs = stretches(time_s, cls)
+    fast = (ratios <= 1 - ONSET) & (cls[starts] != "V")
+    first = np.flatnonzero(~(fast & np.r_[False, fast[:-1]]))  # the stretches that begin a chain
+    last = np.r_[first[1:], len(starts)] - 1
+    beats = ends - starts
+    log_rr = np.r_[0.0, np.cumsum(np.log(rrs) * beats)]
+    total = np.r_[0, np.cumsum(beats)]
+    mean_rr = np.exp((log_rr[last + 1] - log_rr[first]) / (total[last + 1] - total[first]))
+    return starts[first], ends[last], np.maximum.reduceat(ratios, first), mean_rr
+
+
 def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 2 of the module docstring turns from N to S."""
     out = np.zeros(len(cls), bool)
     if len(cls) < RUN_BEATS:
         return out
     last_end, last_rr, last_beats = -(10**9), np.nan, 0  # the last run's end (beat index, exclusive), interval, length
-    starts, ends, ratios, rrs = stretches(time_s, cls)
+    starts, ends, ratios, rrs = fast_chains(time_s, cls)
     lone = np.r_[False, (ends - starts == 1)[:-1]]  # the stretch before is one beat
     for start, end, ratio, rr, after_one in zip(starts, ends, ratios, rrs, lone, strict=True):
         run, between = cls[start:end], cls[max(last_end, 0) : start]
