@@ -14,10 +14,10 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    interval differs from the one before by more than :data:`ONSET` (15 %): the sudden-onset criterion of
    tachycardia discrimination (Swerdlow et al., JACC 1994: an interval below a programmed share, some 80–90 %, of
    those before it starts a tachycardia; sinus tachycardia speeds up and slows down gradually); a beat the trees
-   class V is a stretch of its own. A stretch is *fast* when its intervals are, on geometric average, at most ``1
-   − ONSET`` of the :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it, and
-   consecutive fast stretches are one (:func:`fast_chains`: a tachycardia's cycle may warm up, in steps over 15
-   %). A fast stretch of at least :data:`~beatflow.holter.af.RUN_BEATS` beats (a *sudden* stretch), begun by a
+   class V is a stretch of its own. A stretch is *fast* when its intervals are, on geometric average, at most
+   ``1 − ONSET`` of the :data:`~beatflow.classify.features.LOCAL_BEATS` intervals on either side of it, and
+   consecutive fast stretches are one (:func:`fast_chains`: a tachycardia's cycle may warm up, in steps over
+   15 %). A fast stretch of at least :data:`~beatflow.holter.af.RUN_BEATS` beats (a *sudden* stretch), begun by a
    beat the trees class S or right after a stretch of one such beat (the premature beat that starts a tachycardia
    is coupled at an interval of its own), is a supraventricular tachycardia: its N beats are S (the MIT-BIH
    annotators label every beat of such a run S). The trees judge each beat against its local rhythm, which a run
