@@ -329,6 +329,33 @@ def test_ectopy_rich_sinus_is_not_af():
     assert detect_af(t, np.full(len(t), "N"), signal=lambda: ({"I": x}, fs)) == []  # P waves: not AF either
 
 
+def test_atrial_bigeminy_broken_by_ventricular_couplets_is_not_af():
+    """Atrial bigeminy (coupling 0.5-0.65 s, the pause after it 1.55 s less that) whose premature beats the
+    classes call N, broken every 2nd to 6th cycle by a ventricular couplet (classed V, its intervals out of the
+    series): irregular beat to beat, in a pattern that repeats every two beats, so not AF. Without the pattern
+    gate the RR stages and the NN gate call minutes of it AF."""
+    from beatflow.holter import af
+
+    rng = np.random.default_rng(7)
+    rr, c = [], []
+    while len(rr) < 900:
+        for _ in range(int(rng.integers(2, 7))):
+            short = rng.uniform(0.5, 0.65)
+            rr += [short, 1.55 - short + 0.02 * rng.standard_normal()]
+            c += ["N", "N"]
+        rr += [0.45, 0.5, 1.3]
+        c += ["V", "V", "N"]
+    t = beats_from_rr(rr)
+    c = np.array(["N"] + c[: len(t) - 1])
+    assert detect_af(t, c) == []
+    keep = (c[:-1] != "V") & (c[1:] != "V")  # the detector's series: the couplets' intervals out
+    assert af.pattern_ratio(t, keep, 0, len(t) - 1) < 0.3
+    trigeminy = beats_from_rr(np.tile([0.8, 0.5, 1.1], 100) + 0.01 * rng.standard_normal(300))
+    assert af.pattern_ratio(trigeminy, np.ones(299, bool), 0, 299) < 0.1
+    independent = beats_from_rr(rng.uniform(0.4, 1.1, 300))
+    assert 0.8 < af.pattern_ratio(independent, np.ones(299, bool), 0, 299) < 1.2
+
+
 def test_af_building_blocks():
     from scipy.signal import lfilter
 
