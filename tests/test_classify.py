@@ -258,6 +258,21 @@ def test_the_conducted_beats_of_ventricular_bigeminy_classed_v_are_n():
     assert np.allclose(p[conducted], 0.1)
 
 
+def test_the_premature_beats_of_atrial_bigeminy_classed_n_are_s():
+    """Sinus rhythm at 0.9 s, then 20 cycles of atrial bigeminy (a premature beat at 0.55 s, the pause 1.2 s)
+    that the trees class N throughout: each premature beat is S and each beat after a pause N; sinus rhythm
+    alone, and a stretch whose every other beat is a V beat, give none."""
+    rr = np.r_[np.full(60, 0.9), np.tile([0.55, 1.2], 20), np.full(60, 0.9)]
+    times, cls = rhythm(rr)
+    assert np.flatnonzero(context.premature_in_bigeminy(times, cls)).tolist() == list(range(60, 100, 2))
+    assert not context.premature_in_bigeminy(rhythm(np.full(200, 0.9))[0], cls).any()
+    assert not context.premature_in_bigeminy(times, np.where(np.arange(len(rr)) % 2 == 0, "V", cls)).any()
+    f = np.zeros((len(rr), len(features.NAMES)))
+    decided, p = model.decide(np.tile([0.9, 0.08, 0.02, 0.0, 0.0], (len(rr), 1)), f, times)
+    assert (decided[60:100:2] == "S").all() and (decided[61:100:2] == "N").all()
+    assert np.allclose(p[60:100:2], 0.98)
+
+
 def test_one_lead_record_is_classified():
     """A record with one lead: every beat gets a class (the lead features of the missing lead are the one's)."""
     spec = synth.SynthSpec(duration_s=300, pvc_rate=0.05, pac_rate=0.0, aberrant_rate=0.0, seed=8)

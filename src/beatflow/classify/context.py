@@ -10,7 +10,13 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    from that of the beats between them (by :data:`~beatflow.classify.features.FAMILY_SAME` in a
    :data:`~beatflow.classify.features.FAMILY_BY` median): two alternating shapes at alternating intervals are
    a premature focus and the conducted rhythm, not a ventricular run (which keeps its rate).
-2. *Supraventricular runs* (:func:`supraventricular_runs`). The RR series is cut into stretches wherever an
+2. *Atrial bigeminy* (:func:`premature_in_bigeminy`). Where atrial premature beats alternate with sinus beats,
+   half of the local rhythm the trees judge each beat against is premature, and the premature beats no longer
+   look it: in a stretch of beats classed N or S, the beats at the end of an interval more than ``ONSET``
+   shorter than both around it, every other beat, ``BIGEMINY_BEATS`` or more in a row, are S (the pattern is
+   the evidence; its short cycle is the ectopic beat). Inside AF they are N again (rule 4), and an AF episode
+   has no such pattern (:func:`beatflow.holter.af.pattern_ratio`).
+3. *Supraventricular runs* (:func:`supraventricular_runs`). The RR series is cut into stretches wherever an
    interval differs from the one before by more than :data:`ONSET` (15 %): the sudden-onset criterion of
    tachycardia discrimination (Swerdlow et al., JACC 1994: an interval below a programmed share, some 80–90 %, of
    those before it starts a tachycardia; sinus tachycardia speeds up and slows down gradually); a beat the trees
@@ -29,7 +35,7 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    where a sudden stretch starts within :data:`RECUR_S` of its end at its own interval (within ``ONSET``),
    whatever the trees give its first beat: a re-entrant or focal tachycardia that starts again keeps its cycle
    length, and once it is the record's rhythm its first beat is no longer premature against the beats around it.
-3. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
+4. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
    :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
    (Teijeiro et al. 2018).
 
@@ -46,7 +52,7 @@ from beatflow.holter.af import RUN_BEATS, detect_af
 ONSET = 0.15  # an interval this much shorter or longer than the one before starts a new stretch
 RESUME_BEATS = 2  # a run goes on after at most this many beats that are not N (an ectopic beat, an extra detection)
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
-BIGEMINY_BEATS = 3  # beats after a pause, every other beat, that make a stretch of V beats bigeminy
+BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
 
 
 def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -85,7 +91,7 @@ def fast_chains(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
-    """Which beats (a boolean mask) rule 2 of the module docstring turns from N to S."""
+    """Which beats (a boolean mask) rule 3 of the module docstring turns from N to S."""
     out = np.zeros(len(cls), bool)
     if len(cls) < RUN_BEATS:
         return out
@@ -106,36 +112,62 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     return out
 
 
+def interval_steps(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per beat, the log ratio of the interval it ends to the one before it and to the one after it (NaN where
+    there is none)."""
+    log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
+    before, after = np.full(len(time_s), np.nan), np.full(len(time_s), np.nan)
+    before[2:] = log_rr[1:] - log_rr[:-1]
+    after[1:-1] = log_rr[:-1] - log_rr[1:]
+    return before, after
+
+
+def alternate_chains(stretch: np.ndarray, marked: np.ndarray):
+    """Each chain (beat indices) of at least :data:`BIGEMINY_BEATS` ``marked`` beats, every other beat of a
+    stretch of ``stretch`` beats."""
+    from beatflow.holter.quality import runs_of
+
+    for start, end in runs_of(stretch):
+        for first in (start, start + 1):
+            beats = np.arange(first, end, 2)
+            for a, b in runs_of(marked[beats]):
+                if b - a >= BIGEMINY_BEATS:
+                    yield beats[a:b]
+
+
 def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 1 of the module docstring turns from V to N: in a stretch of beats
-    classed V, a chain of at least :data:`BIGEMINY_BEATS` beats each at the end of an interval longer by more
-    than ``ONSET`` than the intervals on both sides of it, every other beat, whose shapes (the
+    classed V, a chain (:func:`alternate_chains`) of beats each at the end of an interval longer by more than
+    ``ONSET`` than the intervals on both sides of it, whose shapes (the
     :data:`~beatflow.classify.features.FAMILY_BY` medians) differ from those of the beats between them by
     :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
-    from beatflow.holter.quality import runs_of
 
     out = np.zeros(len(cls), bool)
-    log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
+    before, after = interval_steps(time_s)
     jump = -np.log(1 - ONSET)
-    # beat i ends interval i - 1; a beat after a pause: its interval exceeds those before and after it
-    paused = np.zeros(len(cls), bool)
-    paused[1:-1] = (log_rr[:-1] - np.r_[np.inf, log_rr[:-2]] > jump) & (log_rr[:-1] - log_rr[1:] > jump)
     shapes = np.nan_to_num(np.column_stack([column(features, name) for name in FAMILY_BY]))
-    for start, end in runs_of(cls == "V"):
-        for first in (start, start + 1):
-            beats = np.arange(first, end, 2)  # every other beat of the stretch
-            for a, b in runs_of(paused[beats]):
-                chain = beats[a:b]
-                if len(chain) >= BIGEMINY_BEATS:  # against the beats between the chain's
-                    apart = np.abs(np.median(shapes[chain], 0) - np.median(shapes[chain[:-1] + 1], 0))
-                    out[chain] = (apart >= FAMILY_SAME).any()
+    for chain in alternate_chains(cls == "V", (before > jump) & (after > jump)):
+        apart = np.abs(np.median(shapes[chain], 0) - np.median(shapes[chain[:-1] + 1], 0))  # the beats between
+        out[chain] = (apart >= FAMILY_SAME).any()
+    return out
+
+
+def premature_in_bigeminy(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
+    """Which beats (a boolean mask) rule 2 of the module docstring turns from N to S: in a stretch of beats
+    classed N or S, the N beats of a chain (:func:`alternate_chains`) of beats each at the end of an interval
+    shorter by more than ``ONSET`` than the intervals on both sides of it."""
+    before, after = interval_steps(time_s)
+    jump = -np.log(1 - ONSET)
+    out = np.zeros(len(cls), bool)
+    for chain in alternate_chains(np.isin(cls, ("N", "S")), (before < -jump) & (after < -jump)):
+        out[chain] = cls[chain] == "N"
     return out
 
 
 def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> np.ndarray:
-    """Which beats (a boolean mask) rule 3 of the module docstring turns from S to N; ``signal``: a callable
+    """Which beats (a boolean mask) rule 4 of the module docstring turns from S to N; ``signal``: a callable
     returning ``(leads, fs)`` for the episodes' P-wave check."""
     out = np.zeros(len(cls), bool)
     for start, end in detect_af(time_s, cls, signal=signal):

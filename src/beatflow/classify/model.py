@@ -76,14 +76,19 @@ def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray
 
 def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
     """Each beat's class (the most probable) and ``class_p``, its probability; then the rhythm context
-    (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N, the N beats of a
-    supraventricular run S, then the S beats inside
+    (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N, the premature beats of
+    atrial bigeminy and the N beats of a supraventricular run S, then the S beats inside
     atrial fibrillation or flutter N (its P-wave check on ``signal`` when given: a callable returning
     ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S; then, with ``signal``, the V
     beats that lie between the record's sinus and ventricular shapes F (:mod:`beatflow.classify.fusion`), their
     ``class_p`` the probability that they are V or F. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
-    from beatflow.classify.context import conducted_in_bigeminy, in_atrial_fibrillation, supraventricular_runs
+    from beatflow.classify.context import (
+        conducted_in_bigeminy,
+        in_atrial_fibrillation,
+        premature_in_bigeminy,
+        supraventricular_runs,
+    )
     from beatflow.classify.fusion import fusion_beats
 
     n = len(prob)
@@ -92,6 +97,8 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     either = prob[:, CLASSES.index("N")] + prob[:, CLASSES.index("S")]
     conducted = conducted_in_bigeminy(time_s, cls, features)
     cls[conducted], p[conducted] = "N", either[conducted]
+    premature = premature_in_bigeminy(time_s, cls)
+    cls[premature], p[premature] = "S", either[premature]
     run = supraventricular_runs(time_s, cls)
     cls[run], p[run] = "S", either[run]
     af = in_atrial_fibrillation(time_s, cls, signal)
