@@ -239,10 +239,11 @@ def test_a_sustained_run_that_stops_and_starts_again_at_its_rate_is_the_same_run
 
 
 def test_the_conducted_beats_of_ventricular_bigeminy_classed_v_are_n():
-    """Sinus rhythm at 0.8 s, then 20 cycles of bigeminy (a premature beat at 0.5 s, the pause 1.1 s), every
-    beat of it classed V: the beats after the pauses are N when their QRS differs from the premature beats'
-    (the conducted rhythm in a bundle-branch block), not when every beat has one shape; a ventricular run
-    at a steady rate stays V whatever its shapes."""
+    """Sinus rhythm at 0.8 s, then 20 cycles of bigeminy (a premature beat at 0.5 s, the compensatory pause
+    1.1 s), every beat of it classed V: the beats after the pauses are N when their QRS differs from the
+    premature beats' (the conducted rhythm in a bundle-branch block); not when every beat has one shape, not in
+    a ventricular run at a steady rate, and not in a tachycardia whose cycle alternates (0.5 and 0.75 s around
+    sinus rhythm at 0.75 s: its long cycle is no pause)."""
     rr = np.r_[np.full(60, 0.8), np.tile([0.5, 1.1], 20), np.full(60, 0.8)]
     times, cls = rhythm(rr)
     cls[60:100] = "V"
@@ -253,7 +254,10 @@ def test_the_conducted_beats_of_ventricular_bigeminy_classed_v_are_n():
     assert not context.conducted_in_bigeminy(times, cls, np.zeros_like(f)).any()
     steady = rhythm(np.r_[np.full(60, 0.8), np.full(40, 0.45), np.full(60, 0.8)])[0]
     assert not context.conducted_in_bigeminy(steady, cls, f).any()
-    decided, p = model.decide(np.tile([0.05, 0.05, 0.9, 0.0, 0.0], (len(rr), 1)), f, times)
+    alternating = rhythm(np.r_[np.full(60, 0.75), np.tile([0.5, 0.75], 20), np.full(60, 0.75)])[0]
+    assert not context.conducted_in_bigeminy(alternating, cls, f).any()
+    prob = np.where((cls == "V")[:, None], [0.05, 0.05, 0.9, 0.0, 0.0], [0.9, 0.05, 0.05, 0.0, 0.0])
+    decided, p = model.decide(prob, f, times)
     assert (decided[conducted] == "N").all() and (decided[60:100:2] == "V").all()
     assert np.allclose(p[conducted], 0.1)
 

@@ -8,8 +8,11 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    template does not show — the beats at the end of a pause (an interval more than :data:`ONSET` longer than
    both around it), every other beat, :data:`BIGEMINY_BEATS` or more in a row, are N when their shape differs
    from that of the beats between them (by :data:`~beatflow.classify.features.FAMILY_SAME` in a
-   :data:`~beatflow.classify.features.FAMILY_BY` median): two alternating shapes at alternating intervals are
-   a premature focus and the conducted rhythm, not a ventricular run (which keeps its rate).
+   :data:`~beatflow.classify.features.FAMILY_BY` median) and the pause is compensatory (its median more than
+   ``ONSET`` longer than the NN intervals of the ``2 × LOCAL_BEATS`` beats on either side of the stretch): two
+   alternating shapes at alternating intervals, the long one a pause, are a premature focus and the conducted
+   rhythm, not a ventricular run, which keeps its rate or, where its cycle alternates (MIT-BIH 223), is faster
+   than the sinus rhythm around it.
 2. *Atrial bigeminy* (:func:`premature_in_bigeminy`). Where atrial premature beats alternate with sinus beats,
    half of the local rhythm the trees judge each beat against is premature, and the premature beats no longer
    look it: in a stretch of beats classed N or S, the beats at the end of an interval more than ``ONSET``
@@ -124,7 +127,7 @@ def interval_steps(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def alternate_chains(stretch: np.ndarray, marked: np.ndarray):
     """Each chain (beat indices) of at least :data:`BIGEMINY_BEATS` ``marked`` beats, every other beat of a
-    stretch of ``stretch`` beats."""
+    stretch of ``stretch`` beats, with that stretch's first and end (exclusive) beat."""
     from beatflow.holter.quality import runs_of
 
     for start, end in runs_of(stretch):
@@ -132,14 +135,14 @@ def alternate_chains(stretch: np.ndarray, marked: np.ndarray):
             beats = np.arange(first, end, 2)
             for a, b in runs_of(marked[beats]):
                 if b - a >= BIGEMINY_BEATS:
-                    yield beats[a:b]
+                    yield beats[a:b], start, end
 
 
 def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 1 of the module docstring turns from V to N: in a stretch of beats
     classed V, a chain (:func:`alternate_chains`) of beats each at the end of an interval longer by more than
-    ``ONSET`` than the intervals on both sides of it, whose shapes (the
-    :data:`~beatflow.classify.features.FAMILY_BY` medians) differ from those of the beats between them by
+    ``ONSET`` than the intervals on both sides of it and than the NN intervals around the stretch, whose shapes
+    (the :data:`~beatflow.classify.features.FAMILY_BY` medians) differ from those of the beats between them by
     :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
@@ -147,10 +150,15 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     out = np.zeros(len(cls), bool)
     before, after = interval_steps(time_s)
     jump = -np.log(1 - ONSET)
+    log_rr = np.r_[np.nan, np.log(np.maximum(np.diff(time_s), 1e-6))]  # the interval each beat ends
+    nn = np.r_[False, (cls[1:] == "N") & (cls[:-1] == "N")]  # beats that end an NN interval
     shapes = np.nan_to_num(np.column_stack([column(features, name) for name in FAMILY_BY]))
-    for chain in alternate_chains(cls == "V", (before > jump) & (after > jump)):
+    for chain, start, end in alternate_chains(cls == "V", (before > jump) & (after > jump)):
         apart = np.abs(np.median(shapes[chain], 0) - np.median(shapes[chain[:-1] + 1], 0))  # the beats between
-        out[chain] = (apart >= FAMILY_SAME).any()
+        around = np.r_[max(start - 2 * LOCAL_BEATS, 0) : start, end : min(end + 2 * LOCAL_BEATS, len(cls))]
+        sinus = log_rr[around[nn[around]]]
+        compensatory = len(sinus) > 0 and np.median(log_rr[chain]) - np.median(sinus) > jump
+        out[chain] = (apart >= FAMILY_SAME).any() and compensatory
     return out
 
 
@@ -161,7 +169,7 @@ def premature_in_bigeminy(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     before, after = interval_steps(time_s)
     jump = -np.log(1 - ONSET)
     out = np.zeros(len(cls), bool)
-    for chain in alternate_chains(np.isin(cls, ("N", "S")), (before < -jump) & (after < -jump)):
+    for chain, _, _ in alternate_chains(np.isin(cls, ("N", "S")), (before < -jump) & (after < -jump)):
         out[chain] = cls[chain] == "N"
     return out
 
