@@ -130,7 +130,12 @@ def alternate_chains(stretch: np.ndarray, marked: np.ndarray):
     stretch of ``stretch`` beats, with that stretch's first and end (exclusive) beat."""
     from beatflow.holter.quality import runs_of
 
-    for start, end in runs_of(stretch):
+    spans = np.array(runs_of(stretch), dtype=np.int64).reshape(-1, 2)
+    marks = np.r_[0, np.cumsum(marked)]
+    room = (spans[:, 1] - spans[:, 0] >= 2 * BIGEMINY_BEATS - 1) & (
+        marks[spans[:, 1]] - marks[spans[:, 0]] >= BIGEMINY_BEATS
+    )
+    for start, end in spans[room].tolist():  # the stretches that can hold a chain
         for first in (start, start + 1):
             beats = np.arange(first, end, 2)
             for a, b in runs_of(marked[beats]):
@@ -152,9 +157,12 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     jump = -np.log(1 - ONSET)
     log_rr = np.r_[np.nan, np.log(np.maximum(np.diff(time_s), 1e-6))]  # the interval each beat ends
     nn = np.r_[False, (cls[1:] == "N") & (cls[:-1] == "N")]  # beats that end an NN interval
-    shapes = np.nan_to_num(np.column_stack([column(features, name) for name in FAMILY_BY]))
+
+    def shape(rows):  # the rows' median family figures
+        return np.median(np.nan_to_num(np.column_stack([column(features, name)[rows] for name in FAMILY_BY])), 0)
+
     for chain, start, end in alternate_chains(cls == "V", (before > jump) & (after > jump)):
-        apart = np.abs(np.median(shapes[chain], 0) - np.median(shapes[chain[:-1] + 1], 0))  # the beats between
+        apart = np.abs(shape(chain) - shape(chain[:-1] + 1))  # against the beats between
         around = np.r_[max(start - 2 * LOCAL_BEATS, 0) : start, end : min(end + 2 * LOCAL_BEATS, len(cls))]
         sinus = log_rr[around[nn[around]]]
         compensatory = len(sinus) > 0 and np.median(log_rr[chain]) - np.median(sinus) > jump
