@@ -119,6 +119,14 @@ def test_a_window_past_the_records_ends_is_not_measured():
     assert np.isfinite(t_amp[:-1]).all() and np.isfinite(p_amp[1:]).all() and (t_amp[:-1] > -3).all()
 
 
+def test_a_running_statistic_reads_a_nan_as_its_nearest_finite_neighbour():
+    """Inside the series as at its ends: a NaN takes the nearest finite value (the earlier one on a tie)."""
+    x = np.array([np.nan, 1.0, np.nan, np.nan, np.nan, 9.0, np.nan])
+    assert features._rolling(x, 1, 50).tolist() == [1.0, 1.0, 1.0, 1.0, 9.0, 9.0, 9.0]
+    assert features._rolling(x, 3, 50).tolist() == [1.0, 1.0, 1.0, 1.0, 9.0, 9.0, 9.0]
+    assert np.isnan(features._rolling(np.full(4, np.nan), 3, 50)).all()
+
+
 def test_groups_of_one_shape_merge_without_chaining():
     """Groups whose medians lie within FAMILY_SAME join the largest such group; a group within reach of a
     joined group but not of its founder begins one of its own."""

@@ -100,9 +100,12 @@ def _rolling(values: np.ndarray, size: int, q: float) -> np.ndarray:
     if not finite.any():
         return np.full(len(values), np.nan)
     index = np.arange(len(values))
-    nearest = np.interp(index, index[finite], index[finite])  # NaNs take the value of a neighbour
-    filled = values[np.round(nearest).astype(np.int64)]
-    return percentile_filter(filled, q, size=size, mode="nearest")
+    known = index[finite]
+    right = np.minimum(np.searchsorted(known, index), len(known) - 1)  # the first finite value at or after
+    left = np.maximum(right - 1, 0)
+    nearest = np.where(index - known[left] <= np.abs(known[right] - index), known[left], known[right])
+    nearest[finite] = index[finite]
+    return percentile_filter(values[nearest], q, size=size, mode="nearest")
 
 
 def timing(peaks: np.ndarray, fs: float) -> tuple[dict[str, np.ndarray], np.ndarray]:
