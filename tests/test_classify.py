@@ -251,7 +251,8 @@ def test_the_conducted_beats_of_ventricular_bigeminy_classed_v_are_n():
     1.1 s), every beat of it classed V: the beats after the pauses are N when their QRS differs from the
     premature beats' (the conducted rhythm in a bundle-branch block); not when every beat has one shape, not in
     a ventricular run at a steady rate, and not in a tachycardia whose cycle alternates (0.5 and 0.75 s around
-    sinus rhythm at 0.75 s: its long cycle is no pause)."""
+    sinus rhythm at 0.75 s: its long cycle is no pause). Without NN intervals near the stretch the pause is
+    measured against the record's."""
     rr = np.r_[np.full(60, 0.8), np.tile([0.5, 1.1], 20), np.full(60, 0.8)]
     times, cls = rhythm(rr)
     cls[60:100] = "V"
@@ -264,6 +265,9 @@ def test_the_conducted_beats_of_ventricular_bigeminy_classed_v_are_n():
     assert not context.conducted_in_bigeminy(steady, cls, f).any()
     alternating = rhythm(np.r_[np.full(60, 0.75), np.tile([0.5, 0.75], 20), np.full(60, 0.75)])[0]
     assert not context.conducted_in_bigeminy(alternating, cls, f).any()
+    far = cls.copy()
+    far[20:60], far[100:140] = "Q", "Q"  # no NN interval within 32 beats of the stretch: the record's counts
+    assert np.flatnonzero(context.conducted_in_bigeminy(times, far, f)).tolist() == conducted.tolist()
     prob = np.where((cls == "V")[:, None], [0.05, 0.05, 0.9, 0.0, 0.0], [0.9, 0.05, 0.05, 0.0, 0.0])
     decided, p = model.decide(prob, f, times)
     assert (decided[conducted] == "N").all() and (decided[60:100:2] == "V").all()

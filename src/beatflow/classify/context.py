@@ -1,18 +1,18 @@
 """The rhythm context of the beat classes: rules over the trees' classes (:func:`beatflow.classify.model.decide`)
 that see a whole run or episode, where the trees see one beat and its neighbours.
 
-1. *Ventricular bigeminy* (:func:`conducted_in_bigeminy`). In bigeminy every other beat is premature and the
-   beat after its compensatory pause is conducted from the atria (Langendorf, Pick and Winternitz, Circulation
-   11:422–430, 1955: the long cycle brings on the next premature beat). Where the trees class a whole
-   bigeminal stretch V — the conducted beats aberrant or in a bundle-branch block that the record's sinus
-   template does not show — the beats at the end of a pause (an interval more than :data:`ONSET` longer than
-   both around it), every other beat, :data:`BIGEMINY_BEATS` or more in a row, are N when their shape differs
-   from that of the beats between them (by :data:`~beatflow.classify.features.FAMILY_SAME` in a
+1. *Ventricular bigeminy* (:func:`conducted_in_bigeminy`). In bigeminy every other beat is premature and the beat
+   after its compensatory pause is conducted from the atria (Langendorf, Pick and Winternitz, Circulation
+   11:422–430, 1955: the long cycle brings on the next premature beat). Where the trees class a whole bigeminal
+   stretch V — the conducted beats aberrant or in a bundle-branch block that the record's sinus template does not
+   show — the beats at the end of a pause (an interval more than :data:`ONSET` longer than both around it), every
+   other beat, :data:`BIGEMINY_BEATS` or more in a row, are N when their shape differs from that of the beats
+   between them (by :data:`~beatflow.classify.features.FAMILY_SAME` in a
    :data:`~beatflow.classify.features.FAMILY_BY` median) and the pause is compensatory (its median more than
-   ``ONSET`` longer than the NN intervals of the ``2 × LOCAL_BEATS`` beats on either side of the stretch): two
-   alternating shapes at alternating intervals, the long one a pause, are a premature focus and the conducted
-   rhythm, not a ventricular run, which keeps its rate or, where its cycle alternates (MIT-BIH 223), is faster
-   than the sinus rhythm around it.
+   ``ONSET`` longer than the NN intervals of the ``2 × LOCAL_BEATS`` beats on either side of the stretch, or
+   where there are none, than the record's): two alternating shapes at alternating intervals, the long one a
+   pause, are a premature focus and the conducted rhythm, not a ventricular run, which keeps its rate or, where
+   its cycle alternates (MIT-BIH 223), is faster than the sinus rhythm around it.
 2. *Atrial bigeminy* (:func:`premature_in_bigeminy`). Where atrial premature beats alternate with sinus beats,
    half of the local rhythm the trees judge each beat against is premature, and the premature beats no longer
    look it: in a stretch of beats classed N or S, the beats at the end of an interval more than ``ONSET``
@@ -146,7 +146,8 @@ def alternate_chains(stretch: np.ndarray, marked: np.ndarray):
 def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 1 of the module docstring turns from V to N: in a stretch of beats
     classed V, a chain (:func:`alternate_chains`) of beats each at the end of an interval longer by more than
-    ``ONSET`` than the intervals on both sides of it and than the NN intervals around the stretch, whose shapes
+    ``ONSET`` than the intervals on both sides of it and than the NN intervals around the stretch (the record's
+    where there are none), whose shapes
     (the :data:`~beatflow.classify.features.FAMILY_BY` medians) differ from those of the beats between them by
     :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
@@ -165,6 +166,7 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
         apart = np.abs(shape(chain) - shape(chain[:-1] + 1))  # against the beats between
         around = np.r_[max(start - 2 * LOCAL_BEATS, 0) : start, end : min(end + 2 * LOCAL_BEATS, len(cls))]
         sinus = log_rr[around[nn[around]]]
+        sinus = sinus if len(sinus) else log_rr[nn]  # none near: the record's
         compensatory = len(sinus) > 0 and np.median(log_rr[chain]) - np.median(sinus) > jump
         out[chain] = (apart >= FAMILY_SAME).any() and compensatory
     return out
