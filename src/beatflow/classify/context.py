@@ -147,10 +147,9 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     """Which beats (a boolean mask) rule 1 of the module docstring turns from V to N: in a stretch of beats
     classed V, a chain (:func:`alternate_chains`) of beats each at the end of an interval longer by more than
     ``ONSET`` than the intervals on both sides of it and than the NN intervals around the stretch (the record's
-    where there are none), whose shapes
-    (the :data:`~beatflow.classify.features.FAMILY_BY` medians) differ from those of the beats between them by
-    :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure. ``features``: the beats'
-    :data:`~beatflow.classify.features.NAMES`."""
+    where there are none), whose shapes (the :data:`~beatflow.classify.features.FAMILY_BY` medians) differ from
+    those of the beats between them by :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure.
+    ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
 
     out = np.zeros(len(cls), bool)
