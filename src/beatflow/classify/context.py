@@ -115,14 +115,15 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     return out
 
 
-def interval_steps(time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per beat, the log ratio of the interval it ends to the one before it and to the one after it (NaN where
-    there is none)."""
-    log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
-    before, after = np.full(len(time_s), np.nan), np.full(len(time_s), np.nan)
-    before[2:] = log_rr[1:] - log_rr[:-1]
-    after[1:-1] = log_rr[:-1] - log_rr[1:]
-    return before, after
+def beat_log_rr(time_s: np.ndarray) -> np.ndarray:
+    """Per beat, the log of the interval it ends (s; NaN for the first beat)."""
+    return np.r_[np.nan, np.log(np.maximum(np.diff(time_s), 1e-6))]
+
+
+def interval_steps(log_rr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per beat, the log ratio of the interval it ends (:func:`beat_log_rr`) to the one before it and to the one
+    after it (NaN where there is none)."""
+    return log_rr - np.r_[np.nan, log_rr[:-1]], log_rr - np.r_[log_rr[1:], np.nan]
 
 
 def alternate_chains(stretch: np.ndarray, marked: np.ndarray):
@@ -153,9 +154,9 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
 
     out = np.zeros(len(cls), bool)
-    before, after = interval_steps(time_s)
+    log_rr = beat_log_rr(time_s)
+    before, after = interval_steps(log_rr)
     jump = -np.log(1 - ONSET)
-    log_rr = np.r_[np.nan, np.log(np.maximum(np.diff(time_s), 1e-6))]  # the interval each beat ends
     nn = np.r_[False, (cls[1:] == "N") & (cls[:-1] == "N")]  # beats that end an NN interval
 
     def shape(rows):  # the rows' median family figures
@@ -175,7 +176,7 @@ def premature_in_bigeminy(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 2 of the module docstring turns from N to S: in a stretch of beats
     classed N or S, the N beats of a chain (:func:`alternate_chains`) of beats each at the end of an interval
     shorter by more than ``ONSET`` than the intervals on both sides of it."""
-    before, after = interval_steps(time_s)
+    before, after = interval_steps(beat_log_rr(time_s))
     jump = -np.log(1 - ONSET)
     out = np.zeros(len(cls), bool)
     for chain, _, _ in alternate_chains(np.isin(cls, ("N", "S")), (before < -jump) & (after < -jump)):

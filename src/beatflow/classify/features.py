@@ -104,7 +104,6 @@ def _rolling(values: np.ndarray, size: int, q: float) -> np.ndarray:
     right = np.minimum(np.searchsorted(known, index), len(known) - 1)  # the first finite value at or after
     left = np.maximum(right - 1, 0)
     nearest = np.where(index - known[left] <= np.abs(known[right] - index), known[left], known[right])
-    nearest[finite] = index[finite]
     return percentile_filter(values[nearest], q, size=size, mode="nearest")
 
 
