@@ -222,6 +222,21 @@ def test_a_run_goes_on_across_an_ectopic_beat_at_its_own_rate():
     )
 
 
+def test_a_run_goes_on_across_a_ventricular_couplet_and_its_pause():
+    """A run (0.45 s) cut by a ventricular couplet and the beat that ends its pause (0.56 s, N: a stretch of its
+    own) goes on where the rhythm resumes at the run's interval; not where two of the three beats between are N
+    (the run has stopped)."""
+    rr = np.full(200, 0.8)
+    rr[80:150] = 0.45
+    rr[90:93] = 0.38, 0.4, 0.56  # the couplet at 90 and 91, the pause's beat at 92
+    times, cls = rhythm(rr)
+    cls[80], cls[90:92] = "S", "V"
+    assert np.flatnonzero(context.supraventricular_runs(times, cls)).tolist() == [*range(81, 90), *range(93, 150)]
+    rr[91] = 0.6  # one V beat, then two beats ending pauses
+    cls[91] = "N"
+    assert np.flatnonzero(context.supraventricular_runs(rhythm(rr)[0], cls)).tolist() == list(range(81, 90))
+
+
 def test_a_sustained_run_that_stops_and_starts_again_at_its_rate_is_the_same_run():
     """A sustained tachycardia (30 beats at 0.42 s, its first beat S) stops for ventricular bigeminy and starts
     again 15 s later at 0.42 s, its first beat classed N (the trees no longer see it premature): the second

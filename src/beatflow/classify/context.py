@@ -31,10 +31,11 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    is coupled at an interval of its own), is a supraventricular tachycardia: its N beats are S (the MIT-BIH
    annotators label every beat of such a run S). The trees judge each beat against its local rhythm, which a run
    of tens of beats becomes, so they see the run's first beat only. An ectopic beat or a false detection inside a
-   run cuts it (its short interval, then its pause); where, within :data:`RESUME_BEATS` beats of which one at
-   least is not N, a stretch resumes at the run's own interval (within ``ONSET``), the run goes on (a premature
-   beat does not end a tachycardia), though the resumed stretch is no faster than the run around it and its first
-   beat, after the pause, is not premature. A *sustained* run (``LOCAL_BEATS`` beats or more) that stops *recurs*
+   run cuts it (its short interval, then its pause); where, after at most :data:`RESUME_BEATS` beats, not N but for
+   one at most (the beat that ends their pause, a stretch of its own where the pause is long), a stretch
+   resumes at the run's own interval (within ``ONSET``), the run goes on (a premature beat, or a ventricular
+   couplet, does not end a tachycardia), though the resumed stretch is no faster than the run around it and its
+   first beat, after the pause, is not premature. A *sustained* run (``LOCAL_BEATS`` beats or more) that stops *recurs*
    where a sudden stretch starts within :data:`RECUR_S` of its end at its own interval (within ``ONSET``),
    whatever the trees give its first beat: a re-entrant or focal tachycardia that starts again keeps its cycle
    length, and once it is the record's rhythm its first beat is no longer premature against the beats around it.
@@ -53,7 +54,7 @@ from beatflow.classify.features import LOCAL_BEATS
 from beatflow.holter.af import RUN_BEATS, detect_af
 
 ONSET = 0.15  # an interval this much shorter or longer than the one before starts a new stretch
-RESUME_BEATS = 2  # a run goes on after at most this many beats that are not N (an ectopic beat, an extra detection)
+RESUME_BEATS = 3  # a run goes on after at most this many beats: not N (ectopic, extra detections) but for one
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
 BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
 
@@ -106,7 +107,8 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
         begun = run[0] == "S" or (after_one and cls[start - 1] == "S")
         sudden = end - start >= RUN_BEATS and ratio <= 1 - ONSET
         own_rate = last_beats > 0 and abs(np.log(rr / last_rr)) <= -np.log(1 - ONSET)
-        resumed = own_rate and 0 < start - last_end <= RESUME_BEATS and (between != "N").any()
+        sinus = int((between == "N").sum())
+        resumed = own_rate and 0 < start - last_end <= RESUME_BEATS and sinus <= 1 and sinus < len(between)
         recurs = sudden and own_rate and last_beats >= LOCAL_BEATS and time_s[start] - time_s[last_end - 1] <= RECUR_S
         if ((sudden and begun) or resumed or recurs) and run[0] != "V":
             out[start:end] = run == "N"
