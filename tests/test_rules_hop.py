@@ -87,8 +87,9 @@ def test_no_science_module_imports_the_execution_layer():
             assert not any(name.startswith(EXECUTION) for name in names), f"{module} imports {names}"
 
 
-def test_the_holter_script_writes_each_output_where_the_rule_declares_it(tmp_path):
-    """Rule holter's outputs, named anywhere, through its script's main (as a warm worker or Snakemake runs it)."""
+def test_the_holter_scripts_write_each_output_where_the_rules_declare_it(tmp_path):
+    """Rule holter's outputs, then rule heart_rate's from them, named anywhere, through their scripts' main (as a
+    warm worker or Snakemake runs them)."""
     import numpy as np
     import wfdb
     from test_report_plots import FS, scores_rows
@@ -102,9 +103,14 @@ def test_the_holter_script_writes_each_output_where_the_rule_declares_it(tmp_pat
     out = tmp_path / "elsewhere"
     (out / "annotations").mkdir(parents=True)
     outputs = {"summary": out / "h.json", "annotations": out / "annotations" / "r.atr"}
-    outputs |= {"heart_rate_html": out / "hr.html", "heart_rate_png": out / "hr.png"}
     inputs = {"signal": tmp_path / "signal.parquet", "scores": tmp_path / "scores.parquet"}
     named = [{k: str(v) for k, v in files.items()} for files in (inputs, outputs)]
     main_of("holter")(smk_of("holter", *named, tmp_path / "holter.log", {}, record="r"))
-    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["h.json", "hr.html", "hr.png", "r.atr"]
+    assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["h.json", "r.atr"]
     assert (wfdb.rdann(str(out / "annotations" / "r"), "atr").sample == scores.peak.to_numpy()).all()
+    figures = {"heart_rate_html": out / "figures" / "hr.html", "heart_rate_png": out / "figures" / "hr.png"}
+    (out / "figures").mkdir()
+    named = [{k: str(v) for k, v in files.items()} for files in ({"summary": out / "h.json"} | inputs, figures)]
+    main_of("heart_rate")(smk_of("heart_rate", *named, tmp_path / "heart_rate.log", {}, record="r"))
+    assert sorted(p.name for p in (out / "figures").iterdir()) == ["hr.html", "hr.png"]
+    assert figures["heart_rate_png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

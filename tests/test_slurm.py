@@ -30,7 +30,7 @@ FS = 250.0
 DURATION_S = 180
 EPOCHS = 3
 GPU_RULES = set(GPU_STAGES)
-CPU_RULES = {"plot", "holter", "holter_report", "evaluate"}
+CPU_RULES = {"plot", "holter", "heart_rate", "holter_report", "evaluate"}
 GPU_LIBRARIES = ("cupy", "cudf", "kvikio", "rmm", "torch", "numba.cuda")
 # The records' anomaly scores against their truth (contracts.check_evaluation): floors below what the CPU
 # workflow reaches on them (docs/experiments/benchmarks.md §10).
@@ -234,7 +234,7 @@ def test_segment_edit_resubmits_only_segment_and_downstream(slurm_run):
     assert len(jobs) == len(submitted)  # each once: no retries
     assert submitted == {
         (rule, record)
-        for rule in ("segment", "embed", "train", "score", "plot", "holter", "holter_report", "evaluate")
+        for rule in ("segment", "embed", "train", "score", "plot", "holter", "heart_rate", "holter_report", "evaluate")
         for record in RECORDS
     }
     for record in RECORDS:

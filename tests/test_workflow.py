@@ -157,13 +157,23 @@ def test_nothing_to_do_after_a_complete_run(demo_run):
 def test_segment_edit_reruns_segment_and_downstream_not_ingest(edited_run):
     run, config = edited_run
     config.write_text(config.read_text() + "segment:\n  nms_window_s: 0.25\n")
-    assert scheduled(run) == {"segment", "embed", "train", "score", "plot", "holter", "holter_report", "evaluate"}
+    assert scheduled(run) == {
+        "segment",
+        "embed",
+        "train",
+        "score",
+        "plot",
+        "holter",
+        "heart_rate",
+        "holter_report",
+        "evaluate",
+    }
 
 
 def test_train_edit_reruns_train_and_downstream_not_segment(edited_run):
     run, config = edited_run
     config.write_text(config.read_text() + "train:\n  epochs: 21\n")
-    assert scheduled(run) == {"train", "score", "plot", "holter", "holter_report", "evaluate"}
+    assert scheduled(run) == {"train", "score", "plot", "holter", "heart_rate", "holter_report", "evaluate"}
 
 
 def test_bad_config_value_is_rejected_before_any_job(tmp_path):

@@ -21,6 +21,8 @@ from beatflow.stage import WORKER_RUN_ENV, workers_wanted
 from beatflow.worker import Run
 from beatflow.worker.groups import GROUPS
 
+REPORT_JOBS = 3  # a record's report jobs that can run at once: plot beside heart_rate and holter_report
+
 
 def why_not(workflow) -> str | None:
     """Why this run's jobs must each run in their own process, or None when warm workers may serve them."""
@@ -73,12 +75,12 @@ class Server:
         self.run, self.config, self.devices, self.slots, self.changed = run, config, devices, {}, threading.Condition()
         # On a GPU run a GPU group's pool per device is fixed: the GPU jobs sharing a device over the GPU groups, at
         # most one per record (a worker costs a CUDA context and seconds of warm-up, a GPU job less). First
-        # workers: a GPU group's pool (one on the CPU); report: one per core, at most two per record (one started
-        # later makes its job wait seconds for holoviews).
+        # workers: a GPU group's pool (one on the CPU); report: one per core, at most REPORT_JOBS per record (one
+        # started later makes its job wait seconds for holoviews).
         gpu_groups = [name for name, group in GROUPS.items() if group.gpu_libraries]
         pool = max(1, min(records, -(-jobs_per_device // len(gpu_groups)))) if devices else None
         self.fixed = {name: pool for name in gpu_groups}
-        report = max(2, min(cores, 2 * records))
+        report = max(2, min(cores, REPORT_JOBS * records))
         self.first = {name: self.fixed.get(name) or (report if name == "report" else 1) for name in GROUPS}
 
     def start(self, first_workers: bool = True) -> None:
