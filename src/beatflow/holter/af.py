@@ -68,6 +68,7 @@ import sys
 import numpy as np
 
 from beatflow.dsp.filters import BUTTER_MIN_SAMPLES, butter_band_pass
+from beatflow.holter.quality import runs_of
 
 N_WINDOW = 8  # beats in the irregularity window
 GAMMA_S = 0.03  # pairwise RR difference that counts as irregular (s)
@@ -231,9 +232,8 @@ def detect_af(
 
 def ventricular_runs(classes: np.ndarray) -> np.ndarray:
     """Per beat, whether it belongs to a run of :data:`RUN_BEATS` or more consecutive ``V`` beats."""
-    starts, ends = _runs(classes == "V")
     out = np.zeros(len(classes), dtype=bool)
-    for s, e in zip(starts, ends, strict=True):
+    for s, e in runs_of(classes == "V"):
         if e - s >= RUN_BEATS:
             out[s:e] = True
     return out
@@ -263,8 +263,7 @@ def rr_flags(t: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> tuple[np.ndarra
         evidence[idx] = np.concatenate([m[h:], np.full(h, m[-1])]) / rm - ETA
         af = (detector_output(r) > ETA) | (detector_output(r, ALPHA_SHORT) > ETA)
         flags_in = np.zeros(hi - lo, dtype=bool)
-        starts, ends = _runs(af)
-        for s, e in zip(starts, ends, strict=True):
+        for s, e in runs_of(af):
             flags_in[idx[s] - lo : idx[e - 1] - lo + 1] = True
         flags[lo:hi] = flags_in
     return flags, jump, evidence
@@ -272,9 +271,8 @@ def rr_flags(t: np.ndarray, ok: np.ndarray, keep: np.ndarray) -> tuple[np.ndarra
 
 def gated_episodes(flags: np.ndarray, jump: np.ndarray, pnn50_min: float) -> list[tuple[int, int]]:
     """The runs of ``flags`` as ``(first beat, last beat)`` whose share of ``jump`` reaches ``pnn50_min``."""
-    starts, ends = _runs(flags)
     episodes = []
-    for s, e in zip(starts, ends, strict=True):
+    for s, e in runs_of(flags):
         share = np.nanmean(jump[s:e]) if np.isfinite(jump[s:e]).any() else 0.0
         if share >= pnn50_min:
             episodes.append((s, e))
@@ -427,9 +425,3 @@ def p_wave_consistency(x: np.ndarray, fs: float, r_times_s: np.ndarray, min_beat
     if ok.sum() < min_beats:
         return None
     return float(np.mean((seg[ok] @ avg) / norms[ok]))
-
-
-def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end (exclusive) indices of the runs of True in ``mask``."""
-    edges = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
