@@ -107,8 +107,9 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
         begun = run[0] == "S" or (after_one and cls[start - 1] == "S")
         sudden = end - start >= RUN_BEATS and ratio <= 1 - ONSET
         own_rate = last_beats > 0 and abs(np.log(rr / last_rr)) <= -np.log(1 - ONSET)
-        sinus = int((between == "N").sum())
-        resumed = own_rate and 0 < start - last_end <= RESUME_BEATS and sinus <= 1 and sinus < len(between)
+        resumed = (  # the beats between, not N but for one, counted only where few: the last run may lie far back
+            own_rate and 0 < start - last_end <= RESUME_BEATS and (between != "N").sum() >= max(len(between) - 1, 1)
+        )
         recurs = sudden and own_rate and last_beats >= LOCAL_BEATS and time_s[start] - time_s[last_end - 1] <= RECUR_S
         if ((sudden and begun) or resumed or recurs) and run[0] != "V":
             out[start:end] = run == "N"
