@@ -64,8 +64,8 @@ def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarr
     between sudden changes of the RR interval, each beat ``cls`` gives V a stretch of its own; each stretch's
     intervals over those of the :data:`~beatflow.classify.features.LOCAL_BEATS` beats on either side, and its own
     interval (geometric means). The first beat takes the second's interval."""
-    log_rr = np.log(np.maximum(np.diff(time_s), 1e-6))
-    log_rr = np.r_[log_rr[:1], log_rr]
+    log_rr = beat_log_rr(time_s)
+    log_rr = np.r_[log_rr[1:2], log_rr[1:]]
     n = len(log_rr)
     v = cls == "V"
     starts = np.flatnonzero(np.r_[True, np.abs(np.diff(log_rr)) > -np.log(1 - ONSET)] | v | np.r_[False, v[:-1]])
