@@ -43,6 +43,33 @@ def test_ectopic_beats_get_their_classes_at_any_rate(fs):
     assert ((p > 0.25) & (p <= 1)).all()
 
 
+@pytest.mark.parametrize("aberrant_rate", [0.01, 0.3])
+def test_on_time_wide_beats_after_the_sinus_p_wave_are_conducted_not_ventricular(aberrant_rate):
+    """Sinus rhythm with 3 % ventricular beats and 1 or 30 % beats conducted with a bundle-branch block (synth
+    ``L``: wide QRS, discordant T, on time after the sinus P wave): at least 90 % of the conducted beats N,
+    the ventricular beats V with Se and +P of at least 90 %."""
+    spec = synth.SynthSpec(duration_s=900, pvc_rate=0.03, pac_rate=0.0, aberrant_rate=aberrant_rate, seed=1)
+    times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
+    leads, peaks = record(times, labels, 250.0)
+    cls, _ = model.classify(leads, 250.0, peaks)
+    assert (cls[labels == "L"] == "N").mean() >= 0.9
+    assert figures(cls, labels, "V", "V") >= (0.9, 0.9)
+
+
+def test_conducted_aberrant_needs_the_beat_and_its_family_on_time_after_the_sinus_p_wave():
+    """A V beat on time after the sinus P wave, its family too, is conducted; not when it is early, has no
+    sinus P wave, or its family is early or without one (late ventricular beats among premature ones)."""
+    names = ("rr_pre_local", "p_alone_corr", "family_rr_pre_local", "family_p_corr")
+    f = np.zeros((6, len(features.NAMES)), np.float32)
+    rows = [(1.0, 0.95, 1.0, 0.95), (0.7, 0.95, 1.0, 0.95), (1.0, 0.3, 1.0, 0.95), (1.0, 0.95, 0.7, 0.95),
+            (1.0, 0.95, 1.0, 0.3), (1.0, 0.95, 1.0, 0.95)]  # fmt: skip
+    for i, row in enumerate(rows):
+        for name, value in zip(names, row):
+            f[i, features.NAMES.index(name)] = value
+    cls = np.array(["V", "V", "V", "V", "V", "N"])
+    assert context.conducted_aberrant(cls, f).tolist() == [True, False, False, False, False, False]
+
+
 def test_atrial_fibrillation_is_not_supraventricular(monkeypatch):
     """Atrial fibrillation: irregular intervals (log RR with a 0.15 standard deviation), normal QRS without P
     waves, fibrillatory waves (4-8 Hz, 0.05 mV): irregularity is not prematurity, so few beats are S and

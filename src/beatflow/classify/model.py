@@ -81,9 +81,11 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     atrial fibrillation or flutter N (its P-wave check on ``signal`` when given: a callable returning
     ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S; then, with ``signal``, the V
     beats that lie between the record's sinus and ventricular shapes F (:mod:`beatflow.classify.fusion`), their
-    ``class_p`` the probability that they are V or F. ``features``: the beats'
+    ``class_p`` the probability that they are V or F; last, the V beats conducted with another shape (on time after
+    the sinus P wave, their family too) N. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.context import (
+        conducted_aberrant,
         conducted_in_bigeminy,
         in_atrial_fibrillation,
         premature_in_bigeminy,
@@ -106,6 +108,8 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     if signal is not None:
         fused = fusion_beats(features, cls, p, time_s, signal)
         cls[fused], p[fused] = "F", prob[fused, CLASSES.index("V")] + prob[fused, CLASSES.index("F")]
+    aberrant = conducted_aberrant(cls, features)
+    cls[aberrant], p[aberrant] = "N", either[aberrant]
     return cls, p
 
 
