@@ -43,12 +43,12 @@ def test_ectopic_beats_get_their_classes_at_any_rate(fs):
     assert ((p > 0.25) & (p <= 1)).all()
 
 
-@pytest.mark.parametrize("aberrant_rate", [0.01, 0.3])
-def test_on_time_wide_beats_after_the_sinus_p_wave_are_conducted_not_ventricular(aberrant_rate):
-    """Sinus rhythm with 3 % ventricular beats and 1 or 30 % beats conducted with a bundle-branch block (synth
-    ``L``: wide QRS, discordant T, on time after the sinus P wave): at least 90 % of the conducted beats N,
-    the ventricular beats V with Se and +P of at least 90 %."""
-    spec = synth.SynthSpec(duration_s=900, pvc_rate=0.03, pac_rate=0.0, aberrant_rate=aberrant_rate, seed=1)
+@pytest.mark.parametrize(("aberrant_rate", "bpm"), [(0.01, 70.0), (0.3, 70.0), (0.05, 120.0)])
+def test_on_time_wide_beats_after_the_sinus_p_wave_are_conducted_not_ventricular(aberrant_rate, bpm):
+    """Sinus rhythm with 3 % ventricular beats and 1, 30 or (at 120 bpm, the P wave near the T wave before it)
+    5 % beats conducted with a bundle-branch block (synth ``L``: wide QRS, discordant T, on time after the sinus
+    P wave): at least 90 % of the conducted beats N, the ventricular beats V with Se and +P of at least 90 %."""
+    spec = synth.SynthSpec(duration_s=900, hr_bpm=bpm, pvc_rate=0.03, pac_rate=0.0, aberrant_rate=aberrant_rate, seed=1)
     times, labels = synth.rr_series(spec, np.random.default_rng(spec.seed))
     leads, peaks = record(times, labels, 250.0)
     cls, _ = model.classify(leads, 250.0, peaks)

@@ -45,13 +45,14 @@ that see a whole run or episode, where the trees see one beat and its neighbours
 
 5. *Conducted with another shape* (:func:`conducted_aberrant`). A beat the trees class V that comes on time (its
    interval before within :data:`~beatflow.classify.fusion.ON_TIME` of the local median) after a P wave that
-   reads as the sinus one (correlation with the sinus template's P wave, the previous beat's T wave taken out, at
-   least :data:`SINUS_P`), in a shape family that as a whole comes on time after the sinus P wave, is conducted
-   from the atria with a bundle-branch block or aberrancy, and N (Marriott's criteria: a wide QRS at the sinus
-   beat's time and PR interval is conducted; a ventricular beat is early or has no P wave of its own before it,
-   and a late one that falls after the sinus P does not make a family of such beats); the trees, trained on
-   records with few intermittent bundle-branch beats, class such beats by their shape. The rule runs after
-   the fusion rule, which takes the on-time beats whose QRS mixes the sinus and ventricular shapes.
+   reads as the sinus one (correlation with the sinus template's P wave, as recorded or with the previous beat's
+   T wave taken out, at least :data:`SINUS_P`), in a shape family that as a whole comes on time after the sinus
+   P wave, is conducted from the atria with a bundle-branch block or aberrancy, and N (Marriott's criteria: a
+   wide QRS at the sinus beat's time and PR interval is conducted; a ventricular beat is early or has no P wave
+   of its own before it, and a late one that falls after the sinus P does not make a family of such beats); the
+   trees, trained on records with few intermittent bundle-branch beats, class such beats by their shape. The
+   rule runs after the fusion rule, which takes the on-time beats whose QRS mixes the sinus and ventricular
+   shapes.
 
 A beat a rule moves to or between N and S keeps as ``class_p`` the probability that it is N or S.
 """
@@ -209,15 +210,17 @@ def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> 
 
 def conducted_aberrant(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 5 of the module docstring turns from V to N: classed V, on time after a
-    P wave of the sinus shape (``p_alone_corr`` at least :data:`SINUS_P`), their family too (its median
-    prematurity and P-wave correlation). ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    P wave of the sinus shape (``p_corr_mean`` or ``p_alone_corr`` at least :data:`SINUS_P`: at fast rates taking
+    the previous beat's T wave out leaves some of it), their family too (its median prematurity and P-wave
+    correlation). ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import column
     from beatflow.classify.fusion import ON_TIME
 
     def on_time(name):
         return np.abs(column(features, name) - 1) <= ON_TIME
 
+    p_wave = np.fmax(column(features, "p_corr_mean"), column(features, "p_alone_corr"))
     with np.errstate(invalid="ignore"):
-        beat = on_time("rr_pre_local") & (column(features, "p_alone_corr") >= SINUS_P)
+        beat = on_time("rr_pre_local") & (p_wave >= SINUS_P)
         family = on_time("family_rr_pre_local") & (column(features, "family_p_corr") >= SINUS_P)
     return (cls == "V") & beat & family
