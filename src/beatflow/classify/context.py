@@ -68,7 +68,7 @@ ONSET = 0.15  # an interval this much shorter or longer than the one before star
 RESUME_BEATS = 3  # a run goes on after at most this many beats: not N (ectopic, extra detections) but for one
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
 BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
-SINUS_P = 0.8  # a P wave this alike to the sinus template's reads as the sinus one (most records' sinus beats: 0.84)
+SINUS_P = 0.8  # a P wave this alike to the sinus template's reads as the sinus one (median record's sinus beats: 0.84)
 
 
 def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -214,13 +214,10 @@ def conducted_aberrant(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
     the previous beat's T wave out leaves some of it), their family too (its median prematurity and P-wave
     correlation). ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import column
-    from beatflow.classify.fusion import ON_TIME
-
-    def on_time(name):
-        return np.abs(column(features, name) - 1) <= ON_TIME
+    from beatflow.classify.fusion import on_time
 
     p_wave = np.fmax(column(features, "p_corr_mean"), column(features, "p_alone_corr"))
     with np.errstate(invalid="ignore"):
-        beat = on_time("rr_pre_local") & (p_wave >= SINUS_P)
-        family = on_time("family_rr_pre_local") & (column(features, "family_p_corr") >= SINUS_P)
+        beat = on_time(column(features, "rr_pre_local")) & (p_wave >= SINUS_P)
+        family = on_time(column(features, "family_rr_pre_local")) & (column(features, "family_p_corr") >= SINUS_P)
     return (cls == "V") & beat & family

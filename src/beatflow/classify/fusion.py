@@ -48,12 +48,18 @@ MAX_SHARE = 0.8
 HALF_S = 0.5  # each window is read this far either side of its R peak, filtered, then cut to the QRS
 
 
+def on_time(prematurity: np.ndarray) -> np.ndarray:
+    """Which of the intervals ``prematurity`` (each a ratio to its local median, e.g. ``rr_pre_local``) come on
+    time: within :data:`ON_TIME` of it (False where NaN)."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(prematurity - 1) <= ON_TIME
+
+
 def candidates(features: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """The beats (indices) classed V that meet conditions 2 and 3 of the module docstring."""
     with np.errstate(invalid="ignore"):
-        on_time = np.abs(column(features, "rr_pre_local") - 1) <= ON_TIME
         p_wave = column(features, "p_corr_mean") >= P_WAVE
-    return np.flatnonzero((cls == "V") & on_time & p_wave)
+    return np.flatnonzero((cls == "V") & on_time(column(features, "rr_pre_local")) & p_wave)
 
 
 def qrs_windows(leads: list, fs: float, peaks: np.ndarray, pad: int) -> np.ndarray:
