@@ -61,7 +61,7 @@ import numpy as np
 from beatflow.dsp.filters import butter_band_pass
 from beatflow.holter import af as af_module
 from beatflow.holter.fiducial import aligned_times
-from beatflow.holter.quality import readable, signal_quality
+from beatflow.holter.quality import readable, runs_of, signal_quality
 
 CLASSES = ("N", "S", "V", "F", "Q")
 GAP_S = 10.0  # an interval this long or longer is a beat-free gap (lead off), not a pause
@@ -180,9 +180,7 @@ def minute_table(time_s, valid, duration_s: float) -> list[dict]:
 def class_runs(time_s, classes, cls: str) -> dict:
     """Isolated beats, couplets (and their times) and runs (≥ 3) of class ``cls``."""
     isolated, couplets, runs = 0, [], []
-    mask = (classes == cls).astype(np.int8)
-    edges = np.diff(np.concatenate([[0], mask, [0]]))
-    for s, e in zip(np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist(), strict=True):
+    for s, e in runs_of(classes == cls):
         n = e - s
         start, end = float(time_s[s]), float(time_s[e - 1])
         if n == 1:
