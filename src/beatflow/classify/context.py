@@ -12,7 +12,12 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    ``ONSET`` longer than the NN intervals of the ``2 × LOCAL_BEATS`` beats on either side of the stretch, or
    where there are none, than the record's): two alternating shapes at alternating intervals, the long one a
    pause, are a premature focus and the conducted rhythm, not a ventricular run, which keeps its rate or, where
-   its cycle alternates (MIT-BIH 223), is faster than the sinus rhythm around it.
+   its cycle alternates (MIT-BIH 223), is faster than the sinus rhythm around it. A single such beat between two
+   V beats (:func:`conducted_between_ventricular`) is N on its P wave instead: at the end of an interval more than
+   ``ONSET`` longer than both around it, after a P wave of the sinus shape (correlation at least
+   :data:`~beatflow.classify.fusion.P_WAVE`, read as in rule 5) by :data:`P_CONTRAST` more than either
+   neighbour's, it is the sinus beat of a ventricular bigeminy, not the middle beat of a ventricular triplet,
+   whose beats show no sinus P wave of their own and whose middle interval alone cannot part the two.
 2. *Atrial bigeminy* (:func:`premature_in_bigeminy`). Where atrial premature beats alternate with sinus beats,
    half of the local rhythm the trees judge each beat against is premature, and the premature beats no longer
    look it: in a stretch of beats classed N or S, the beats at the end of an interval more than ``ONSET``
@@ -68,6 +73,7 @@ ONSET = 0.15  # an interval this much shorter or longer than the one before star
 RESUME_BEATS = 3  # a run goes on after at most this many beats: not N (ectopic, extra detections) but for one
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
 BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
+P_CONTRAST = 0.3  # a conducted beat's P wave reads this much more like the sinus one than a ventricular neighbour's
 SINUS_P = 0.8  # a P wave this alike to the sinus template's reads as the sinus one (median record's sinus beats: 0.84)
 
 
@@ -187,6 +193,32 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     return out
 
 
+def sinus_p_wave(features: np.ndarray) -> np.ndarray:
+    """Per beat, how much its P wave reads as the sinus one: the larger of its correlation with the sinus
+    template's P wave as recorded (``p_corr_mean``) and with the previous beat's T wave taken out
+    (``p_alone_corr``: at fast rates the subtraction leaves some of the T wave)."""
+    from beatflow.classify.features import column
+
+    return np.fmax(column(features, "p_corr_mean"), column(features, "p_alone_corr"))
+
+
+def conducted_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """Which beats (a boolean mask) rule 1's single-beat case turns from V to N: classed V between two beats
+    classed V, at the end of an interval more than ``ONSET`` longer than both around it, after a P wave
+    (:func:`sinus_p_wave`) of at least :data:`~beatflow.classify.fusion.P_WAVE` and :data:`P_CONTRAST` above
+    both neighbours'. ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.fusion import P_WAVE
+
+    before, after = interval_steps(beat_log_rr(time_s))
+    p_wave = sinus_p_wave(features)
+    ventricular = cls == "V"
+    between = ventricular & np.r_[False, ventricular[:-1]] & np.r_[ventricular[1:], False]
+    contrast = p_wave - np.fmax(np.r_[np.nan, p_wave[:-1]], np.r_[p_wave[1:], np.nan])
+    jump = -np.log(1 - ONSET)
+    with np.errstate(invalid="ignore"):
+        return between & (before > jump) & (after > jump) & (p_wave >= P_WAVE) & (contrast >= P_CONTRAST)
+
+
 def premature_in_bigeminy(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 2 of the module docstring turns from N to S: in a stretch of beats
     classed N or S, the N beats of a chain (:func:`alternate_chains`) of beats each at the end of an interval
@@ -210,14 +242,12 @@ def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> 
 
 def conducted_aberrant(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 5 of the module docstring turns from V to N: classed V, on time after a
-    P wave of the sinus shape (``p_corr_mean`` or ``p_alone_corr`` at least :data:`SINUS_P`: at fast rates taking
-    the previous beat's T wave out leaves some of it), their family too (its median prematurity and P-wave
+    P wave of the sinus shape (:func:`sinus_p_wave` at least :data:`SINUS_P`), their family too (its median prematurity and P-wave
     correlation). ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import column
     from beatflow.classify.fusion import on_time
 
-    p_wave = np.fmax(column(features, "p_corr_mean"), column(features, "p_alone_corr"))
     with np.errstate(invalid="ignore"):
-        beat = on_time(column(features, "rr_pre_local")) & (p_wave >= SINUS_P)
+        beat = on_time(column(features, "rr_pre_local")) & (sinus_p_wave(features) >= SINUS_P)
         family = on_time(column(features, "family_rr_pre_local")) & (column(features, "family_p_corr") >= SINUS_P)
     return (cls == "V") & beat & family

@@ -76,7 +76,8 @@ def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray
 
 def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
     """Each beat's class (the most probable) and ``class_p``, its probability; then the rhythm context
-    (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N, the premature beats of
+    (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N (a chain of them, or a single
+    one between two V beats with the sinus P wave its neighbours lack), the premature beats of
     atrial bigeminy and the N beats of a supraventricular run S, then the S beats inside
     atrial fibrillation or flutter N (its P-wave check on ``signal`` when given: a callable returning
     ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S; then, with ``signal``, the V
@@ -86,6 +87,7 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.context import (
         conducted_aberrant,
+        conducted_between_ventricular,
         conducted_in_bigeminy,
         in_atrial_fibrillation,
         premature_in_bigeminy,
@@ -98,6 +100,8 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     cls, p = np.array(CLASSES)[best], prob[np.arange(n), best]
     either = prob[:, CLASSES.index("N")] + prob[:, CLASSES.index("S")]
     conducted = conducted_in_bigeminy(time_s, cls, features)
+    cls[conducted], p[conducted] = "N", either[conducted]
+    conducted = conducted_between_ventricular(time_s, cls, features)
     cls[conducted], p[conducted] = "N", either[conducted]
     premature = premature_in_bigeminy(time_s, cls)
     cls[premature], p[premature] = "S", either[premature]
