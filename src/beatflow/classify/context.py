@@ -242,8 +242,8 @@ def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> 
 
 def conducted_aberrant(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 5 of the module docstring turns from V to N: classed V, on time after a
-    P wave of the sinus shape (:func:`sinus_p_wave` at least :data:`SINUS_P`), their family too (its median prematurity and P-wave
-    correlation). ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    P wave of the sinus shape (:func:`sinus_p_wave` at least :data:`SINUS_P`), their family too (its median
+    prematurity and P-wave correlation). ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import column
     from beatflow.classify.fusion import on_time
 
