@@ -70,24 +70,6 @@ def test_conducted_aberrant_needs_the_beat_and_its_family_on_time_after_the_sinu
     assert context.conducted_aberrant(cls, f).tolist() == [True, False, False, False, False, False]
 
 
-def test_a_single_beat_between_ventricular_beats_after_a_pause_and_the_sinus_p_wave_is_conducted():
-    """Sinus rhythm at 0.8 s with ``V N V`` (coupling 0.5 s, the pause 1.1 s), all three classed V: the middle
-    beat is N when its P wave reads as the sinus one (0.7) and its neighbours' do not (0.2); not when a
-    neighbour's reads as sinus too, when its own is weak, nor in a triplet at a steady 0.45 s (no pause)."""
-    def classes(rr, p_waves):
-        times, cls = rhythm(np.asarray(rr))
-        cls[20:23] = "V"
-        f = np.zeros((len(times), len(features.NAMES)), np.float32)
-        f[20:23, features.NAMES.index("p_alone_corr")] = p_waves
-        return np.flatnonzero(context.conducted_between_ventricular(times, cls, f)).tolist()
-
-    bigeminy = np.r_[np.full(20, 0.8), 0.5, 1.1, 0.5, 1.1, np.full(20, 0.8)]
-    assert classes(bigeminy, [0.2, 0.7, 0.2]) == [21]
-    assert classes(bigeminy, [0.2, 0.7, 0.6]) == []
-    assert classes(bigeminy, [-0.4, 0.4, -0.4]) == []
-    assert classes(np.r_[np.full(20, 0.8), 0.45, 0.45, 0.45, 1.1, np.full(20, 0.8)], [0.2, 0.7, 0.2]) == []
-
-
 def test_atrial_fibrillation_is_not_supraventricular(monkeypatch):
     """Atrial fibrillation: irregular intervals (log RR with a 0.15 standard deviation), normal QRS without P
     waves, fibrillatory waves (4-8 Hz, 0.05 mV): irregularity is not prematurity, so few beats are S and
@@ -332,6 +314,25 @@ def test_the_conducted_beats_of_ventricular_bigeminy_classed_v_are_n():
     decided, p = model.decide(prob, f, times)
     assert (decided[conducted] == "N").all() and (decided[60:100:2] == "V").all()
     assert np.allclose(p[conducted], 0.1)
+
+
+def test_a_single_beat_between_ventricular_beats_after_a_pause_and_the_sinus_p_wave_is_conducted():
+    """Sinus rhythm at 0.8 s with ``V N V`` (coupling 0.5 s, the pause 1.1 s), all three classed V: the middle
+    beat is N when its P wave reads as the sinus one (0.7) and its neighbours' do not (0.2); not when a
+    neighbour's reads as sinus too, when its own is weak, nor in a triplet at a steady 0.45 s (no pause)."""
+
+    def classes(rr, p_waves):
+        times, cls = rhythm(np.asarray(rr))
+        cls[20:23] = "V"
+        f = np.zeros((len(times), len(features.NAMES)), np.float32)
+        f[20:23, features.NAMES.index("p_alone_corr")] = p_waves
+        return np.flatnonzero(context.conducted_between_ventricular(times, cls, f)).tolist()
+
+    bigeminy = np.r_[np.full(20, 0.8), 0.5, 1.1, 0.5, 1.1, np.full(20, 0.8)]
+    assert classes(bigeminy, [0.2, 0.7, 0.2]) == [21]
+    assert classes(bigeminy, [0.2, 0.7, 0.6]) == []
+    assert classes(bigeminy, [-0.4, 0.4, -0.4]) == []
+    assert classes(np.r_[np.full(20, 0.8), 0.45, 0.45, 0.45, 1.1, np.full(20, 0.8)], [0.2, 0.7, 0.2]) == []
 
 
 def test_the_premature_beats_of_atrial_bigeminy_classed_n_are_s():
