@@ -70,6 +70,26 @@ def test_conducted_aberrant_needs_the_beat_and_its_family_on_time_after_the_sinu
     assert context.conducted_aberrant(cls, f).tolist() == [True, False, False, False, False, False]
 
 
+def test_the_premature_beats_of_a_ventricular_run_whose_cycle_alternates_are_v():
+    """Sinus rhythm at 0.8 s, then 10 cycles of V beats at 0.67 s each followed by a beat at 0.47 s classed N
+    (MIT-BIH 223's VT): the short-cycle beats without a P wave are V; not with the sinus P wave (0.7), not in
+    ventricular bigeminy (V early at 0.5 s, N after the 1.1 s pause), nor for two such beats in a row."""
+
+    def turned(rr, short_classed_n, p_wave=0.0):
+        times, cls = rhythm(np.r_[np.full(20, 0.8), rr, np.full(20, 0.8)])
+        cls[20 : 20 + len(rr)] = np.where(short_classed_n, "N", "V")
+        f = np.zeros((len(times), len(features.NAMES)), np.float32)
+        f[:, features.NAMES.index("p_alone_corr")] = p_wave
+        return np.flatnonzero(context.premature_between_ventricular(times, cls, f)).tolist()
+
+    alternating = np.tile([0.67, 0.47], 10)
+    short = np.tile([False, True], 10)
+    assert turned(alternating, short) == list(range(21, 39, 2))  # the last is followed by sinus rhythm
+    assert turned(alternating, short, p_wave=0.7) == []
+    assert turned(np.tile([0.5, 1.1], 10), short) == []
+    assert turned(alternating[:5], short[:5]) == []
+
+
 def test_atrial_fibrillation_is_not_supraventricular(monkeypatch):
     """Atrial fibrillation: irregular intervals (log RR with a 0.15 standard deviation), normal QRS without P
     waves, fibrillatory waves (4-8 Hz, 0.05 mV): irregularity is not prematurity, so few beats are S and

@@ -17,7 +17,12 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    ``ONSET`` longer than both around it, after a P wave of the sinus shape (correlation at least
    :data:`~beatflow.classify.fusion.P_WAVE`, read as in rule 5) by :data:`P_CONTRAST` more than either
    neighbour's, it is the sinus beat of a ventricular bigeminy, not the middle beat of a ventricular triplet,
-   whose beats show no sinus P wave of their own and whose middle interval alone cannot part the two.
+   whose beats show no sinus P wave of their own and whose middle interval alone cannot part the two. The other
+   way round (:func:`premature_between_ventricular`), a chain of beats classed N or S, every other beat, each
+   between two V beats at the end of an interval more than ``ONSET`` shorter than both around it and without a
+   P wave of the sinus shape, are V: so soon after a ventricular beat, with no P wave, a beat is not conducted,
+   and the chain is a ventricular run whose cycle alternates (MIT-BIH 223's VT), not bigeminy, whose conducted
+   beats end the long interval.
 2. *Atrial bigeminy* (:func:`premature_in_bigeminy`). Where atrial premature beats alternate with sinus beats,
    half of the local rhythm the trees judge each beat against is premature, and the premature beats no longer
    look it: in a stretch of beats classed N or S, the beats at the end of an interval more than ``ONSET``
@@ -190,6 +195,32 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
         sinus = sinus if len(sinus) else log_rr[nn]  # none near: the record's
         compensatory = len(sinus) > 0 and np.median(log_rr[chain]) - np.median(sinus) > jump
         out[chain] = (apart >= FAMILY_SAME).any() and compensatory
+    return out
+
+
+def premature_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """Which beats (a boolean mask) rule 1's alternating case turns from N or S to V: a chain
+    (:func:`alternate_chains`) of beats classed N or S, each between two beats classed V, at the end of an
+    interval more than ``ONSET`` shorter than both around it, after no P wave of the sinus shape
+    (:func:`sinus_p_wave` below :data:`~beatflow.classify.fusion.P_WAVE`). ``features``: the beats'
+    :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.fusion import P_WAVE
+
+    before, after = interval_steps(beat_log_rr(time_s))
+    ventricular = cls == "V"
+    jump = -np.log(1 - ONSET)
+    with np.errstate(invalid="ignore"):
+        marked = (
+            np.isin(cls, ("N", "S"))
+            & np.r_[False, ventricular[:-1]]
+            & np.r_[ventricular[1:], False]
+            & (before < -jump)
+            & (after < -jump)
+            & ~(sinus_p_wave(features) >= P_WAVE)
+        )
+    out = np.zeros(len(cls), bool)
+    for chain, _, _ in alternate_chains(np.ones(len(cls), bool), marked):
+        out[chain] = True
     return out
 
 

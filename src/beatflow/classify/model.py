@@ -77,19 +77,20 @@ def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray
 def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
     """Each beat's class (the most probable) and ``class_p``, its probability; then the rhythm context
     (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N (a chain of them, or a single
-    one between two V beats with the sinus P wave its neighbours lack), the premature beats of
-    atrial bigeminy and the N beats of a supraventricular run S, then the S beats inside
-    atrial fibrillation or flutter N (its P-wave check on ``signal`` when given: a callable returning
-    ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S; then, with ``signal``, the V
-    beats that lie between the record's sinus and ventricular shapes F (:mod:`beatflow.classify.fusion`), their
-    ``class_p`` the probability that they are V or F; last, the V beats conducted with another shape (on time after
-    the sinus P wave, their family too) N. ``features``: the beats'
+    one between two V beats with the sinus P wave its neighbours lack) and the N or S beats of a ventricular run
+    whose cycle alternates V, the premature beats of atrial bigeminy and the N beats of a supraventricular run S,
+    then the S beats inside atrial fibrillation or flutter N (its P-wave check on ``signal`` when given: a
+    callable returning ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S; then, with
+    ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
+    (:mod:`beatflow.classify.fusion`), their ``class_p`` the probability that they are V or F; last, the V beats
+    conducted with another shape (on time after the sinus P wave, their family too) N. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.context import (
         conducted_aberrant,
         conducted_between_ventricular,
         conducted_in_bigeminy,
         in_atrial_fibrillation,
+        premature_between_ventricular,
         premature_in_bigeminy,
         supraventricular_runs,
     )
@@ -103,6 +104,8 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     cls[conducted], p[conducted] = "N", either[conducted]
     conducted = conducted_between_ventricular(time_s, cls, features)
     cls[conducted], p[conducted] = "N", either[conducted]
+    alternating = premature_between_ventricular(time_s, cls, features)
+    cls[alternating], p[alternating] = "V", prob[alternating, CLASSES.index("V")]
     premature = premature_in_bigeminy(time_s, cls)
     cls[premature], p[premature] = "S", either[premature]
     run = supraventricular_runs(time_s, cls)
