@@ -90,6 +90,28 @@ def test_the_premature_beats_of_a_ventricular_run_whose_cycle_alternates_are_v()
     assert turned(alternating[:5], short[:5]) == []
 
 
+def test_an_interpolated_premature_beat_of_another_qrs_is_v_and_the_sinus_beat_after_it_n():
+    """Sinus rhythm at 0.8 s with a beat 0.4 s early whose QRS correlates 0.3 less than its neighbours', the next
+    beat 0.45 s after it (one sinus cycle, the PR a little longer), both classed S: the first is V, the second N.
+    Not with a compensatory pause (the next beat 1.2 s after), nor with a QRS as the others' (then both stay S);
+    where the trees already class the first V, the second is N."""
+
+    def moved(rr_after, contrast, first="S"):
+        rr = np.r_[np.full(20, 0.8), 0.4, rr_after, np.full(20, 0.8)]
+        times, cls = rhythm(rr)
+        cls[20:22] = first, "S"
+        f = np.zeros((len(times), len(features.NAMES)), np.float32)
+        f[:, features.NAMES.index("rr_pre_local")] = rr / 0.8
+        f[20, features.NAMES.index("qrs_corr_contrast")] = contrast
+        ventricular, sinus = context.interpolated(times, cls, f)
+        return np.flatnonzero(ventricular).tolist(), np.flatnonzero(sinus).tolist()
+
+    assert moved(0.45, -0.3) == ([20], [21])
+    assert moved(1.2, -0.3) == ([], [])
+    assert moved(0.45, -0.1) == ([], [])
+    assert moved(0.45, -0.1, first="V") == ([], [21])
+
+
 def test_atrial_fibrillation_is_not_supraventricular(monkeypatch):
     """Atrial fibrillation: irregular intervals (log RR with a 0.15 standard deviation), normal QRS without P
     waves, fibrillatory waves (4-8 Hz, 0.05 mV): irregularity is not prematurity, so few beats are S and

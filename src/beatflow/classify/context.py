@@ -63,6 +63,16 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    trees, trained on records with few intermittent bundle-branch beats, class such beats by their shape. The
    rule runs after the fusion rule, which takes the on-time beats whose QRS mixes the sinus and ventricular
    shapes.
+6. *Interpolated ventricular beats* (:func:`interpolated`). A ventricular premature beat that does not reach the
+   sinus node leaves the sinus rhythm undisturbed: the sinus beat after it comes one sinus cycle (the local
+   median interval) after the one before it, within ``ONSET`` (the PR interval after an interpolated beat
+   lengthens: concealed conduction into the AV node), and the rhythm goes on at its cycle; an atrial premature
+   beat resets the sinus node and is seldom interpolated. Between a beat classed N on time (within
+   :data:`~beatflow.classify.fusion.ON_TIME` of the local median) and such a sinus beat, followed by a beat on
+   time, a premature beat (more than ``ONSET`` early) classed N or S whose QRS correlates with the sinus template
+   less, by :data:`~beatflow.classify.features.FAMILY_SAME` or more, than the beats around it is V, and the beat
+   after an interpolated V beat is N, not S: the trees see both beats early against the local rhythm and the
+   first with a QRS only partly unlike the sinus one.
 
 A beat a rule moves to or between N and S keeps as ``class_p`` the probability that it is N or S.
 """
@@ -282,3 +292,32 @@ def conducted_aberrant(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
         beat = on_time(column(features, "rr_pre_local")) & (sinus_p_wave(features) >= SINUS_P)
         family = on_time(column(features, "family_rr_pre_local")) & (column(features, "family_p_corr") >= SINUS_P)
     return (cls == "V") & beat & family
+
+
+def interpolated(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which beats (boolean masks) rule 6 of the module docstring turns from N or S to V, and from S to N (the
+    sinus beats after interpolated V beats). ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.features import FAMILY_SAME, column
+    from beatflow.classify.fusion import on_time
+
+    n = len(cls)
+    ventricular, sinus = np.zeros(n, bool), np.zeros(n, bool)
+    if n < 4:
+        return ventricular, sinus
+    local = column(features, "rr_pre_local")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cycle = np.r_[np.nan, np.diff(time_s)] / local  # the local median interval at each beat
+        beat = np.arange(1, n - 2)
+        span = (time_s[beat + 1] - time_s[beat - 1]) / cycle[beat - 1]
+        found = beat[
+            (cls[beat - 1] == "N")
+            & on_time(local[beat - 1])
+            & (local[beat] < 1 - ONSET)
+            & (np.abs(span - 1) <= ONSET)
+            & on_time(local[beat + 2])
+        ]
+        unlike = column(features, "qrs_corr_contrast")[found] <= -FAMILY_SAME
+    ventricular[found[np.isin(cls[found], ("N", "S")) & unlike]] = True
+    after = found[(ventricular[found] | (cls[found] == "V")) & (cls[found + 1] == "S")] + 1
+    sinus[after] = True
+    return ventricular, sinus

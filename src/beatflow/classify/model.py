@@ -83,13 +83,15 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     callable returning ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S; then, with
     ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
     (:mod:`beatflow.classify.fusion`), their ``class_p`` the probability that they are V or F; last, the V beats
-    conducted with another shape (on time after the sinus P wave, their family too) N. ``features``: the beats'
+    conducted with another shape (on time after the sinus P wave, their family too) N; then the interpolated
+    beats whose QRS differs V and the sinus beats after them N. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.context import (
         conducted_aberrant,
         conducted_between_ventricular,
         conducted_in_bigeminy,
         in_atrial_fibrillation,
+        interpolated,
         premature_between_ventricular,
         premature_in_bigeminy,
         supraventricular_runs,
@@ -117,6 +119,9 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
         cls[fused], p[fused] = "F", prob[fused, CLASSES.index("V")] + prob[fused, CLASSES.index("F")]
     aberrant = conducted_aberrant(cls, features)
     cls[aberrant], p[aberrant] = "N", either[aberrant]
+    ventricular, sinus = interpolated(time_s, cls, features)
+    cls[ventricular], p[ventricular] = "V", prob[ventricular, CLASSES.index("V")]
+    cls[sinus], p[sinus] = "N", either[sinus]
     return cls, p
 
 
