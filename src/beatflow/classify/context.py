@@ -74,7 +74,8 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    after an interpolated V beat is N, not S: the trees see both beats early against the local rhythm and the
    first with a QRS only partly unlike the sinus one.
 
-A beat a rule moves to or between N and S keeps as ``class_p`` the probability that it is N or S.
+A beat a rule moves to or between N and S keeps as ``class_p`` the probability that it is N or S; a beat a rule
+makes V, the probability the trees give V.
 """
 
 from __future__ import annotations
@@ -208,32 +209,6 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     return out
 
 
-def premature_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
-    """Which beats (a boolean mask) rule 1's alternating case turns from N or S to V: a chain
-    (:func:`alternate_chains`) of beats classed N or S, each between two beats classed V, at the end of an
-    interval more than ``ONSET`` shorter than both around it, after no P wave of the sinus shape
-    (:func:`sinus_p_wave` below :data:`~beatflow.classify.fusion.P_WAVE`). ``features``: the beats'
-    :data:`~beatflow.classify.features.NAMES`."""
-    from beatflow.classify.fusion import P_WAVE
-
-    before, after = interval_steps(beat_log_rr(time_s))
-    ventricular = cls == "V"
-    jump = -np.log(1 - ONSET)
-    with np.errstate(invalid="ignore"):
-        marked = (
-            np.isin(cls, ("N", "S"))
-            & np.r_[False, ventricular[:-1]]
-            & np.r_[ventricular[1:], False]
-            & (before < -jump)
-            & (after < -jump)
-            & ~(sinus_p_wave(features) >= P_WAVE)
-        )
-    out = np.zeros(len(cls), bool)
-    for chain, _, _ in alternate_chains(np.ones(len(cls), bool), marked):
-        out[chain] = True
-    return out
-
-
 def sinus_p_wave(features: np.ndarray) -> np.ndarray:
     """Per beat, how much its P wave reads as the sinus one: the larger of its correlation with the sinus
     template's P wave as recorded (``p_corr_mean``) and with the previous beat's T wave taken out
@@ -258,6 +233,32 @@ def conducted_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features:
     jump = -np.log(1 - ONSET)
     with np.errstate(invalid="ignore"):
         return between & (before > jump) & (after > jump) & (p_wave >= P_WAVE) & (contrast >= P_CONTRAST)
+
+
+def premature_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """Which beats (a boolean mask) rule 1's alternating case turns from N or S to V: a chain
+    (:func:`alternate_chains`) of beats classed N or S, each between two beats classed V, at the end of an
+    interval more than ``ONSET`` shorter than both around it, after no P wave of the sinus shape
+    (:func:`sinus_p_wave` below :data:`~beatflow.classify.fusion.P_WAVE`). ``features``: the beats'
+    :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.fusion import P_WAVE
+
+    before, after = interval_steps(beat_log_rr(time_s))
+    ventricular = cls == "V"
+    jump = -np.log(1 - ONSET)
+    with np.errstate(invalid="ignore"):
+        marked = (
+            np.isin(cls, ("N", "S"))
+            & np.r_[False, ventricular[:-1]]
+            & np.r_[ventricular[1:], False]
+            & (before < -jump)
+            & (after < -jump)
+            & ~(sinus_p_wave(features) >= P_WAVE)
+        )
+    out = np.zeros(len(cls), bool)
+    for chain, _, _ in alternate_chains(np.ones(len(cls), bool), marked):
+        out[chain] = True
+    return out
 
 
 def premature_in_bigeminy(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:

@@ -82,8 +82,8 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     then the S beats inside atrial fibrillation or flutter N (its P-wave check on ``signal`` when given: a
     callable returning ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S; then, with
     ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
-    (:mod:`beatflow.classify.fusion`), their ``class_p`` the probability that they are V or F; last, the V beats
-    conducted with another shape (on time after the sinus P wave, their family too) N; then the interpolated
+    (:mod:`beatflow.classify.fusion`), their ``class_p`` the probability that they are V or F; then the V beats
+    conducted with another shape (on time after the sinus P wave, their family too) N; last, the interpolated
     beats whose QRS differs V and the sinus beats after them N. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.context import (
