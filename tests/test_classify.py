@@ -112,6 +112,28 @@ def test_an_interpolated_premature_beat_of_another_qrs_is_v_and_the_sinus_beat_a
     assert moved(0.45, -0.1, first="V") == ([], [21])
 
 
+def test_a_family_shares_its_ventricular_evidence_and_each_beat_keeps_n_against_s():
+    """Two families of ten beats (told apart by their family figures alone): in the ventricular one (P(V) 0.9) a
+    borderline member (N 0.55, S 0.05, V 0.4) becomes V; in the sinus one (P(V) 0.02) a member at V 0.55 becomes
+    N. The probabilities still sum to one and each beat's N against S keeps its ratio."""
+    f = np.zeros((20, len(features.NAMES)), np.float32)
+    f[:10, features.NAMES.index("family_share")] = 0.5
+    f[10:, features.NAMES.index("family_p_corr")] = 0.9
+    assert (
+        features.family_of(f).tolist() == [0] * 10 + [1] * 10 or features.family_of(f).tolist() == [1] * 10 + [0] * 10
+    )
+    prob = np.zeros((20, len(model.CLASSES)))
+    prob[:10, :3] = [0.1, 0.0, 0.9]
+    prob[0, :3] = [0.55, 0.05, 0.4]
+    prob[10:, :3] = [0.9, 0.08, 0.02]
+    prob[10, :3] = [0.45, 0.0, 0.55]
+    shared = model.family_shared(prob, f)
+    assert np.allclose(shared.sum(1), 1.0)
+    assert shared[0].argmax() == model.CLASSES.index("V") and shared[10].argmax() == model.CLASSES.index("N")
+    assert np.isclose(shared[0, 0] / shared[0, 1], 11.0) and np.allclose(shared[1:10].argmax(1), 2)
+    assert np.allclose(shared[11:], prob[11:], atol=0.02)
+
+
 def test_atrial_fibrillation_is_not_supraventricular(monkeypatch):
     """Atrial fibrillation: irregular intervals (log RR with a 0.15 standard deviation), normal QRS without P
     waves, fibrillatory waves (4-8 Hz, 0.05 mV): irregularity is not prematurity, so few beats are S and
@@ -343,6 +365,8 @@ def test_the_conducted_beats_of_ventricular_bigeminy_classed_v_are_n():
     f = np.zeros((len(rr), len(features.NAMES)), np.float32)
     conducted = np.arange(61, 100, 2)
     f[conducted, features.NAMES.index("qrs_corr_mean")] = 0.5  # the premature beats' stays 0
+    f[:, features.NAMES.index("family_share")] = 0.8  # three families: sinus, premature and conducted beats
+    f[60:100:2, features.NAMES.index("family_share")], f[conducted, features.NAMES.index("family_share")] = 0.1, 0.1001
     assert np.flatnonzero(context.conducted_in_bigeminy(times, cls, f)).tolist() == conducted.tolist()
     assert not context.conducted_in_bigeminy(times, cls, np.zeros_like(f)).any()
     steady = rhythm(np.r_[np.full(60, 0.8), np.full(40, 0.45), np.full(60, 0.8)])[0]

@@ -359,6 +359,14 @@ def same_shape(f: np.ndarray, label: np.ndarray) -> np.ndarray:
     return groups[leader][row_group]
 
 
+def family_of(features: np.ndarray) -> np.ndarray:
+    """Each row's family (an integer) from a matrix of :data:`NAMES` columns: :func:`family` gives every member
+    of a family the same family figures, so the rows that share all of them are one family."""
+    names = ("family_share", "family_rr_pre_local", "family_p_corr", "family_qrs_corr")
+    figures = np.ascontiguousarray(np.column_stack([column(features, name) for name in names]), dtype=np.float32)
+    return np.unique(figures.view(np.dtype((np.void, figures.shape[1] * 4))).ravel(), return_inverse=True)[1]
+
+
 def family(t: dict[str, np.ndarray], s: dict[str, np.ndarray], xp=np) -> dict[str, np.ndarray]:
     """The family features (step 6 of the module docstring) from the timing and shape features (numpy; the
     k-means runs on ``xp``)."""

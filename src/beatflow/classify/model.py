@@ -17,6 +17,8 @@ MODEL_FILE = Path(__file__).with_name("beat_classes.json")
 # the classes it gives; Q (EC57's unclassifiable) is learnt from the detections that match no annotated beat
 # (noise, a T wave counted twice) and the annotated Q beats, so that noise is not ventricular
 CLASSES = ("N", "S", "V", "F", "Q")
+# a beat's probability of V moves this share of the way to its shape family's mean (:func:`family_shared`)
+FAMILY_WEIGHT = 0.3
 
 
 @lru_cache(maxsize=4)
@@ -74,17 +76,37 @@ def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray
     return np.asarray(booster.predict(features, num_threads=0)).reshape(len(features), len(CLASSES))
 
 
+def family_shared(prob: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """``prob`` with each beat's probability of V moved :data:`FAMILY_WEIGHT` of the way to the mean of its shape
+    family's (:func:`~beatflow.classify.features.family_of`), its other classes scaled to keep their ratios.
+    Shape is the evidence of a ventricular origin, and one record's beats of one shape share it (the template
+    classification of Holter analysis: a family is judged as a whole), so a member the trees find borderline
+    follows the rest; N against S, judged on each beat's own timing and P wave, is left to the beat."""
+    from beatflow.classify.features import family_of
+
+    if len(prob) == 0:
+        return prob
+    v = CLASSES.index("V")
+    family = family_of(features)
+    mean = np.bincount(family, weights=prob[:, v]) / np.bincount(family)
+    shared = (1 - FAMILY_WEIGHT) * prob[:, v] + FAMILY_WEIGHT * mean[family]
+    rest = 1 - prob[:, v]
+    out = prob * np.divide(1 - shared, rest, out=np.zeros_like(rest), where=rest > 1e-9)[:, None]
+    out[:, v] = shared
+    return out
+
+
 def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
-    """Each beat's class (the most probable) and ``class_p``, its probability; then the rhythm context
-    (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N (a chain of them, or a single
-    one between two V beats with the sinus P wave its neighbours lack) and the N or S beats of a ventricular run
-    whose cycle alternates V, the premature beats of atrial bigeminy and the N beats of a supraventricular run S,
-    then the S beats inside atrial fibrillation or flutter N (its P-wave check on ``signal`` when given: a
-    callable returning ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S; then, with
-    ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
+    """Each beat's class (the most probable after :func:`family_shared`) and ``class_p``, its probability; then the
+    rhythm context (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N (a chain of
+    them, or a single one between two V beats with the sinus P wave its neighbours lack) and the N or S beats of a
+    ventricular run whose cycle alternates V, the premature beats of atrial bigeminy and the N beats of a
+    supraventricular run S, then the S beats inside atrial fibrillation or flutter N (its P-wave check on ``signal``
+    when given: a callable returning ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S;
+    then, with ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
     (:mod:`beatflow.classify.fusion`), their ``class_p`` the probability that they are V or F; then the V beats
-    conducted with another shape (on time after the sinus P wave, their family too) N; last, the interpolated
-    beats whose QRS differs V and the sinus beats after them N. ``features``: the beats'
+    conducted with another shape (on time after the sinus P wave, their family too) N; last, the interpolated beats
+    whose QRS differs V and the sinus beats after them N. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.context import (
         conducted_aberrant,
@@ -98,6 +120,7 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     )
     from beatflow.classify.fusion import fusion_beats
 
+    prob = family_shared(prob, features)
     n = len(prob)
     best = prob.argmax(1) if n else np.zeros(0, np.int64)
     cls, p = np.array(CLASSES)[best], prob[np.arange(n), best]
