@@ -77,8 +77,9 @@ def probabilities(features: np.ndarray, booster=None, device=None) -> np.ndarray
 
 
 def family_shared(prob: np.ndarray, features: np.ndarray) -> np.ndarray:
-    """``prob`` with each beat's probability of V moved :data:`FAMILY_WEIGHT` of the way to the mean of its shape
-    family's (:func:`~beatflow.classify.features.family_of`), its other classes scaled to keep their ratios.
+    """``prob`` with each beat's probability of V moved :data:`FAMILY_WEIGHT` of the way to its shape family's mean
+    (the family as :func:`~beatflow.classify.features.family_of` reads it), its other classes scaled to keep their
+    ratios.
     Shape is the evidence of a ventricular origin, and one record's beats of one shape share it (the template
     classification of Holter analysis: a family is judged as a whole), so a member the trees find borderline
     follows the rest; N against S, judged on each beat's own timing and P wave, is left to the beat."""
