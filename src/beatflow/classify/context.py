@@ -91,6 +91,7 @@ RECUR_S = 30.0  # a sustained run that stops and starts again within this, at it
 BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
 P_CONTRAST = 0.3  # a conducted beat's P wave reads this much more like the sinus one than a ventricular neighbour's
 SINUS_P = 0.8  # a P wave this alike to the sinus template's reads as the sinus one (median record's sinus beats: 0.84)
+ONSET_STEP = float(-np.log(1 - ONSET))  # ONSET as a step of log RR (either way)
 
 
 def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -102,7 +103,7 @@ def stretches(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarr
     log_rr = np.r_[log_rr[1:2], log_rr[1:]]
     n = len(log_rr)
     v = cls == "V"
-    starts = np.flatnonzero(np.r_[True, np.abs(np.diff(log_rr)) > -np.log(1 - ONSET)] | v | np.r_[False, v[:-1]])
+    starts = np.flatnonzero(np.r_[True, np.abs(np.diff(log_rr)) > ONSET_STEP] | v | np.r_[False, v[:-1]])
     ends = np.r_[starts[1:], n]
     total = np.r_[0.0, np.cumsum(log_rr)]
     inside = (total[ends] - total[starts]) / (ends - starts)
@@ -140,7 +141,7 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
         run, between = cls[start:end], cls[max(last_end, 0) : start]
         begun = run[0] == "S" or (after_one and cls[start - 1] == "S")
         sudden = end - start >= RUN_BEATS and ratio <= 1 - ONSET
-        own_rate = last_beats > 0 and abs(np.log(rr / last_rr)) <= -np.log(1 - ONSET)
+        own_rate = last_beats > 0 and abs(np.log(rr / last_rr)) <= ONSET_STEP
         resumed = (  # the beats between, not N but for one, counted only where few: the last run may lie far back
             own_rate and 0 < start - last_end <= RESUME_BEATS and (between != "N").sum() >= max(len(between) - 1, 1)
         )
@@ -193,20 +194,24 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     out = np.zeros(len(cls), bool)
     log_rr = beat_log_rr(time_s)
     before, after = interval_steps(log_rr)
-    jump = -np.log(1 - ONSET)
     nn = np.r_[False, (cls[1:] == "N") & (cls[:-1] == "N")]  # beats that end an NN interval
 
     def shape(rows):  # the rows' median family figures
         return np.median(np.nan_to_num(np.column_stack([column(features, name)[rows] for name in FAMILY_BY])), 0)
 
-    for chain, start, end in alternate_chains(cls == "V", (before > jump) & (after > jump)):
+    for chain, start, end in alternate_chains(cls == "V", (before > ONSET_STEP) & (after > ONSET_STEP)):
         apart = np.abs(shape(chain) - shape(chain[:-1] + 1))  # against the beats between
         around = np.r_[max(start - 2 * LOCAL_BEATS, 0) : start, end : min(end + 2 * LOCAL_BEATS, len(cls))]
         sinus = log_rr[around[nn[around]]]
         sinus = sinus if len(sinus) else log_rr[nn]  # none near: the record's
-        compensatory = len(sinus) > 0 and np.median(log_rr[chain]) - np.median(sinus) > jump
+        compensatory = len(sinus) > 0 and np.median(log_rr[chain]) - np.median(sinus) > ONSET_STEP
         out[chain] = (apart >= FAMILY_SAME).any() and compensatory
     return out
+
+
+def flanked(mask: np.ndarray) -> np.ndarray:
+    """Which beats have a beat of ``mask`` on both sides."""
+    return np.r_[False, mask[:-1]] & np.r_[mask[1:], False]
 
 
 def sinus_p_wave(features: np.ndarray) -> np.ndarray:
@@ -228,11 +233,10 @@ def conducted_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features:
     before, after = interval_steps(beat_log_rr(time_s))
     p_wave = sinus_p_wave(features)
     ventricular = cls == "V"
-    between = ventricular & np.r_[False, ventricular[:-1]] & np.r_[ventricular[1:], False]
+    between = ventricular & flanked(ventricular)
     contrast = p_wave - np.fmax(np.r_[np.nan, p_wave[:-1]], np.r_[p_wave[1:], np.nan])
-    jump = -np.log(1 - ONSET)
     with np.errstate(invalid="ignore"):
-        return between & (before > jump) & (after > jump) & (p_wave >= P_WAVE) & (contrast >= P_CONTRAST)
+        return between & (before > ONSET_STEP) & (after > ONSET_STEP) & (p_wave >= P_WAVE) & (contrast >= P_CONTRAST)
 
 
 def premature_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
@@ -245,14 +249,12 @@ def premature_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features:
 
     before, after = interval_steps(beat_log_rr(time_s))
     ventricular = cls == "V"
-    jump = -np.log(1 - ONSET)
     with np.errstate(invalid="ignore"):
         marked = (
             np.isin(cls, ("N", "S"))
-            & np.r_[False, ventricular[:-1]]
-            & np.r_[ventricular[1:], False]
-            & (before < -jump)
-            & (after < -jump)
+            & flanked(ventricular)
+            & (before < -ONSET_STEP)
+            & (after < -ONSET_STEP)
             & ~(sinus_p_wave(features) >= P_WAVE)
         )
     out = np.zeros(len(cls), bool)
@@ -266,9 +268,8 @@ def premature_in_bigeminy(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     classed N or S, the N beats of a chain (:func:`alternate_chains`) of beats each at the end of an interval
     shorter by more than ``ONSET`` than the intervals on both sides of it."""
     before, after = interval_steps(beat_log_rr(time_s))
-    jump = -np.log(1 - ONSET)
     out = np.zeros(len(cls), bool)
-    for chain, _, _ in alternate_chains(np.isin(cls, ("N", "S")), (before < -jump) & (after < -jump)):
+    for chain, _, _ in alternate_chains(np.isin(cls, ("N", "S")), (before < -ONSET_STEP) & (after < -ONSET_STEP)):
         out[chain] = cls[chain] == "N"
     return out
 
@@ -303,8 +304,6 @@ def interpolated(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> t
 
     n = len(cls)
     ventricular, sinus = np.zeros(n, bool), np.zeros(n, bool)
-    if n < 4:
-        return ventricular, sinus
     local = column(features, "rr_pre_local")
     with np.errstate(invalid="ignore", divide="ignore"):
         cycle = np.r_[np.nan, np.diff(time_s)] / local  # the local median interval at each beat

@@ -85,8 +85,6 @@ def family_shared(prob: np.ndarray, features: np.ndarray) -> np.ndarray:
     follows the rest; N against S, judged on each beat's own timing and P wave, is left to the beat."""
     from beatflow.classify.features import family_of
 
-    if len(prob) == 0:
-        return prob
     v = CLASSES.index("V")
     family = family_of(features)
     mean = np.bincount(family, weights=prob[:, v]) / np.bincount(family)
