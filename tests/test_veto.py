@@ -14,7 +14,7 @@ from beatflow.evaluate import match
 from beatflow.synth import SynthSpec, generate
 
 
-def drop(peaks, strength, correlation, support=None):
+def drop(peaks, strength, correlation, support=None, second_noise=None):
     """Which of ``peaks`` the veto drops, with the default parameters."""
     peaks = np.asarray(peaks, dtype=np.int64)
     kept = surviving(
@@ -23,6 +23,7 @@ def drop(peaks, strength, correlation, support=None):
         np.asarray(correlation),
         SegmentParams.defaults(),
         None if support is None else np.asarray(support),
+        second_noise=None if second_noise is None else np.asarray(second_noise),
     )
     return ~np.isin(peaks, kept)
 
@@ -75,6 +76,22 @@ def test_an_odd_peak_the_second_lead_does_not_show_is_dropped_whatever_its_rhyth
     np.testing.assert_array_equal(np.flatnonzero(drop(peaks, strength, shape, support)), [10])
     support[:] = 0.1  # a second lead that shows none of the first lead's beats is not asked
     assert not drop(peaks, strength, shape, support).any()
+
+
+def test_a_ventricular_triplet_a_quiet_second_lead_shows_as_beats_is_kept():
+    """Three odd-shaped peaks at half the sinus interval, weaker than the beats around them, each splitting an
+    ordinary interval: rhythm, shape and strength call them noise; a quiet second lead shows them as beats."""
+    peaks = np.r_[np.arange(0, 1100, 100), 1050, 1100, 1150, np.arange(1250, 2500, 100)]
+    odd = np.isin(peaks, [1050, 1100, 1150])
+    strength, shape = np.where(odd, 0.6, 1.0), np.where(odd, -0.9, 1.0)  # inverted against the median beat
+    support, quiet = np.ones(len(peaks)), np.full(len(peaks), 0.05)
+    assert not drop(peaks, strength, shape, support, quiet).any()
+    assert drop(peaks, strength, shape, support)[odd].any()  # the second lead's noise not known: not asked
+    # noise in both leads: the second lead's peaks as large as a beat are no evidence of one
+    assert drop(peaks, strength, shape, support, np.full(len(peaks), 0.3))[odd].any()
+    support[odd] = 0.5  # a quiet second lead shows them at half a beat: the rhythm, shape and strength decide
+    assert drop(peaks, strength, shape, support, quiet)[odd].any()
+    assert not drop(peaks, strength, shape)[~odd].any()
 
 
 def test_second_lead_confirms_only_when_it_shows_the_beat_shaped_peaks():
@@ -141,6 +158,34 @@ def test_the_second_lead_drops_the_noise_the_rhythm_test_leaves(cpu):
     np.testing.assert_array_equal(
         detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=off), one
     )
+
+
+def test_noise_in_both_leads_is_not_taken_for_beats_the_second_lead_shows(cpu, monkeypatch):
+    """Heavy noise bursts in both leads, tachycardia, bigeminy, premature beats at 250-320 ms (the quality
+    suite's mixed-heavy record, 3 min): the second lead shows noise peaks as large as a beat, so were its local
+    noise not asked, they would be spared; with it, the veto drops what it dropped before that rule."""
+    import beatflow.detect.fusion as fusion
+    import beatflow.detect.veto as veto
+
+    spec = SynthSpec(
+        duration_s=180, fs=250, hr_bpm=100, hr_drift_bpm=10.0, seed=118, pac_rate=0.03, aberrant_rate=0.02,
+        baseline_mv=1.0, mains_mv=0.3, noise_mv=0.05, burst_mv=0.4, burst_every_s=20.0, min_coupling_s=0.25,
+        pvc_coupling_s=(0.25, 0.32), pac_coupling_s=(0.25, 0.32), bigeminy_runs=10, bigeminy_beats=(4, 12),
+        pause_rate=0.01,
+    )  # fmt: skip
+    leads, truth, _ = generate(spec)
+
+    def false_beats():
+        peaks = detect_peaks(leads["MLII"], SegmentParams.defaults().in_samples(spec.fs), cpu, second=leads["V1"])
+        return peaks, len(peaks) - len(match(truth, peaks, 0.150 * spec.fs)[0])
+
+    peaks, false = false_beats()
+    with monkeypatch.context() as m:
+        m.setattr(veto, "BEAT_SHOWN", np.inf)  # no peak counts as shown as a beat by the second lead
+        np.testing.assert_array_equal(false_beats()[0], peaks)
+        m.undo()
+        m.setattr(fusion, "local_noise", lambda envelope, fs, at, backend: np.zeros(len(at)))  # every lead quiet
+        assert false_beats()[1] >= false + 3
 
 
 @pytest.mark.gpu

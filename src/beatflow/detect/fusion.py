@@ -25,6 +25,8 @@ shows every beat (MIT-BIH 116, svdb 853), and a beat seen in either lead is a be
 
 from __future__ import annotations
 
+import numpy as np
+
 NOISE_WINDOW_S = 1.0
 NOISE_FLOOR = 0.05  # in units of a typical beat's response
 SNAP_S = 0.04
@@ -49,11 +51,24 @@ def block_noise(envelope, block: int, xp):
     return xp.concatenate(noise), centres
 
 
+def noise_block(fs: float) -> int:
+    """The samples of a block over which a lead's local noise is measured (``NOISE_WINDOW_S``)."""
+    return max(1, round(NOISE_WINDOW_S * fs))
+
+
+def local_noise(envelope, fs: float, at: np.ndarray, backend) -> np.ndarray:
+    """Host float64: the local noise of a lead's detection ``envelope`` (:func:`block_noise` on ``backend``,
+    interpolated linearly between block centres) at the host sample positions ``at``, in units of a typical
+    beat."""
+    noise, centres = (backend.to_host(a) for a in block_noise(envelope, noise_block(fs), backend.xp))
+    return np.interp(np.asarray(at, dtype=np.float64), centres, noise)
+
+
 def fused_envelope(first, second, fs: float, xp):
     """The noise-weighted mean of two leads' detection envelopes, each capped at ``CAP`` (float32, same
     length): each lead's local noise is interpolated linearly between block centres, and its weight is
     1 / (noise² + floor²)."""
-    block = max(1, round(NOISE_WINDOW_S * fs))
+    block = noise_block(fs)
     (n1, centres), (n2, _) = block_noise(first, block, xp), block_noise(second, block, xp)
     out = xp.empty_like(first)
     for i in range(0, first.shape[0], CHUNK):

@@ -12,7 +12,12 @@ tell them apart. A candidate is dropped when all three hold:
 Where the record has a second lead that shows the first lead's beat-shaped peaks (its support, see
 :func:`beatflow.detect.peaks.lead_support`, is at least ``2 × veto_support`` at 95 % of them), a candidate that
 is not beat-shaped and has support below ``veto_support`` there is dropped on that alone: noise in one lead,
-no QRS in the other. A ventricular or aberrant beat is not beat-shaped either, but shows in both leads.
+no QRS in the other. A ventricular or aberrant beat is not beat-shaped either, but shows in both leads; one the
+second lead shows as a beat (support at least ``BEAT_SHOWN × veto_support``) where that lead is quiet (its local
+noise, :func:`beatflow.detect.fusion.local_noise`, below ``veto_support``) counts as beat-shaped, so that the
+beats of a ventricular couplet or run, which split the sinus interval and may be weaker in the first lead than
+their neighbours, are kept; in noise that reaches both leads, a peak as large as a beat in the second lead is no
+evidence of one.
 
 A candidate whose QRS recurs in the record (:func:`recurring`: it correlates at 0.9 or more with at least 1 %
 of the suspects, and 5) counts as beat-shaped: a second morphology of the record's own beats (ventricular
@@ -43,6 +48,7 @@ RECUR_CORRELATION = 0.9  # as veto_correlation's default: "the same shape"
 RECUR_REFERENCE = 512  # suspects compared with at most this many others (bounded work on a long record)
 T_APEX_S = 0.30  # s: a T wave peaks within this of its beat's R peak (QT about 0.4 s, its apex some 0.1 s before)
 SHOWN = 2.0  # the second lead shows a peak where its support is this many × veto_support
+BEAT_SHOWN = 4.0  # ... and shows it as a beat at this many × veto_support (0.8 of its typical beat by default)
 CLOSE_QRS_S = 0.25  # s: two QRS complexes this close are all but unknown (the ventricles' refractory period)
 SECOND_LEAD_SHARE = 0.5  # ... so of two peaks this close, one the second lead shows at under half the other's
 FIRST_LEAD_SHARE = 0.8  # ... and the first lead at under 0.8 of it is that beat's P or T wave
@@ -186,15 +192,20 @@ def surviving(
     p,
     support: np.ndarray | None = None,
     recurring: np.ndarray | None = None,
+    second_noise: np.ndarray | None = None,
 ) -> np.ndarray:
     """The peaks (host int64) the veto keeps, from host arrays: ``strength`` is the envelope at each peak,
-    ``correlation`` its :func:`qrs_correlation` and ``support`` the second lead's there (None: no second
-    lead); ``p`` has the ``veto_*`` parameters."""
+    ``correlation`` its :func:`qrs_correlation`, ``support`` the second lead's there (None: no second lead)
+    and ``second_noise`` that lead's local noise there (None: not known, no peak counts as shown as a beat);
+    ``p`` has the ``veto_*`` parameters."""
     peaks, strength, correlation = peaks.astype(np.int64), strength.astype(np.float64), correlation.astype(np.float64)
     if recurring is not None:  # a recurring second morphology is beat-shaped too
         correlation = np.where(recurring, np.maximum(correlation, p.veto_correlation), correlation)
     if second_lead_confirms(support, correlation, p):
         keep = (correlation >= p.veto_correlation) | (support >= p.veto_support)
+        quiet = second_noise < p.veto_support if second_noise is not None else np.zeros(len(peaks), bool)
+        beat = quiet & (support >= BEAT_SHOWN * p.veto_support)  # a quiet second lead shows a beat: beat-shaped too
+        correlation = np.where(beat, np.maximum(correlation, p.veto_correlation), correlation)
         peaks, strength, correlation = peaks[keep], strength[keep], correlation[keep]
     for _ in range(MAX_PASSES):
         suspects = np.flatnonzero(correlation < p.veto_correlation)
@@ -206,12 +217,14 @@ def surviving(
     return peaks
 
 
-def noise_veto(band, fs: float, peaks, strength, p, backend, support=None) -> np.ndarray:
+def noise_veto(band, fs: float, peaks, strength, p, backend, support=None, second_noise=None) -> np.ndarray:
     """Host int64 peaks that survive the veto; ``band`` is the first lead's :func:`qrs_band`, ``peaks``,
-    ``strength`` (envelope at each) and ``support`` (the second lead's at each, or None) are ``xp`` arrays."""
+    ``strength`` (envelope at each) and ``support`` (the second lead's at each, or None) are ``xp`` arrays,
+    ``second_noise`` the second lead's local noise at each (host, or None)."""
     if p.veto_rr <= 0 or peaks.shape[0] < 3:
         return backend.to_host(peaks).astype(np.int64)
     correlation = qrs_correlation(band, fs, peaks, strength, backend.xp)
     host = [backend.to_host(a) for a in (peaks, strength, correlation)]
     again = recurring(band, fs, host[0], host[2] < p.veto_correlation, backend) if p.veto_recurring else None
-    return surviving(*host, p, None if support is None else backend.to_host(support).astype(np.float64), again)
+    support = None if support is None else backend.to_host(support).astype(np.float64)
+    return surviving(*host, p, support, again, second_noise)
