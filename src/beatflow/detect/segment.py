@@ -42,9 +42,8 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     4. ``lone_lead_veto``: a peak within :data:`beatflow.detect.adaptive.T_WAVE_S` of a beat that the second
        lead shows, and that the second lead does not show itself, goes
        (:func:`beatflow.detect.veto.unsupported`).
-    5. The noise veto (``veto_rr``; a recurring second QRS shape counts as beat-shaped, ``veto_recurring``, and
-       so does a peak that a quiet second lead shows as a beat) and, where ``search_back`` > 0, the rate-based
-       search-back (:mod:`beatflow.detect.searchback`).
+    5. The noise veto (``veto_rr``; a recurring QRS shape, ``veto_recurring``, or a peak a quiet second lead
+       shows as a beat is beat-shaped) and, where ``search_back`` > 0, the search-back (:mod:`.searchback`).
 
     Memory, per sample: the signal, its centred copy and the two wavelet responses (16 bytes), then the
     envelope and a byte mask; with a second lead, that lead and the first lead's envelope stay while the
@@ -69,7 +68,6 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     numpy.ndarray
         The R peaks' sample indices, int64, increasing, on the host.
     """
-    from beatflow.detect.fusion import local_noise
     from beatflow.detect.searchback import search_back
     from beatflow.detect.veto import noise_veto, qrs_band
 
@@ -90,8 +88,7 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     support = lead_support(lead, fs, peaks, backend.xp) if lead is not None and p.veto_support > 0 else None
     if support is not None and p.lone_lead_veto and peaks.shape[0] >= 3:
         peaks, support = lone_lead_veto(peaks, support, band, envelope, s, backend)
-    second_noise = local_noise(lead, fs, backend.to_host(peaks), backend) if support is not None else None
-    kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support, second_noise)
+    kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support, lead)
     return search_back(kept, envelope, band, s, backend)
 
 

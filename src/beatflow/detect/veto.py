@@ -217,14 +217,17 @@ def surviving(
     return peaks
 
 
-def noise_veto(band, fs: float, peaks, strength, p, backend, support=None, second_noise=None) -> np.ndarray:
+def noise_veto(band, fs: float, peaks, strength, p, backend, support=None, lead=None) -> np.ndarray:
     """Host int64 peaks that survive the veto; ``band`` is the first lead's :func:`qrs_band`, ``peaks``,
-    ``strength`` (envelope at each) and ``support`` (the second lead's at each, or None) are ``xp`` arrays,
-    ``second_noise`` the second lead's local noise at each (host, or None)."""
+    ``strength`` (envelope at each), ``support`` (the second lead's at each, or None) and ``lead`` (the second
+    lead's detection envelope, for its local noise; or None) are ``xp`` arrays."""
+    from beatflow.detect.fusion import local_noise
+
     if p.veto_rr <= 0 or peaks.shape[0] < 3:
         return backend.to_host(peaks).astype(np.int64)
     correlation = qrs_correlation(band, fs, peaks, strength, backend.xp)
     host = [backend.to_host(a) for a in (peaks, strength, correlation)]
     again = recurring(band, fs, host[0], host[2] < p.veto_correlation, backend) if p.veto_recurring else None
     support = None if support is None else backend.to_host(support).astype(np.float64)
+    second_noise = None if support is None or lead is None else local_noise(lead, fs, host[0], backend)
     return surviving(*host, p, support, again, second_noise)
