@@ -90,6 +90,28 @@ def test_the_premature_beats_of_a_ventricular_run_whose_cycle_alternates_are_v()
     assert turned(alternating[:5], short[:5]) == []
 
 
+def test_the_wide_premature_beats_of_a_bigeminy_the_trees_doubt_are_v():
+    """Sinus rhythm at 0.8 s, then 10 cycles of a premature beat at 0.5 s (QRS 35 % wider than the beats between,
+    log ratio 0.3) and a beat after a 1.0 s pause, all classed N or S (MIT-BIH 223's ventricular bigeminy as the
+    svdb-fitted trees gave it, P(V) 0.3): the premature beats are V. Not where the trees rule V out (P(V) 0.01:
+    an aberrated atrial bigeminy, MIT-BIH 201), nor with a QRS as wide as the others', nor for two of them."""
+
+    def turned(cycles=10, wider=0.3, p_v=0.3):
+        rr = np.r_[np.full(20, 0.8), np.tile([0.5, 1.0], cycles), np.full(20, 0.8)]
+        times, cls = rhythm(rr)
+        premature = np.zeros(len(times), bool)
+        premature[20 : 20 + 2 * cycles : 2] = True
+        cls[premature] = "S"
+        f = np.zeros((len(times), len(features.NAMES)), np.float32)
+        f[premature, features.NAMES.index("qrs_width_ratio")] = wider
+        return np.flatnonzero(context.wide_in_bigeminy(times, cls, f, np.where(premature, p_v, 0.0))).tolist()
+
+    assert turned() == list(range(20, 40, 2))
+    assert turned(p_v=0.01) == []
+    assert turned(wider=0.1) == []
+    assert turned(cycles=2) == []
+
+
 def test_an_interpolated_premature_beat_of_another_qrs_is_v_and_the_sinus_beat_after_it_n():
     """Sinus rhythm at 0.8 s with a beat 0.4 s early whose QRS correlates 0.3 less than its neighbours', the next
     beat 0.45 s after it (one sinus cycle, the PR a little longer), both classed S: the first is V, the second N.

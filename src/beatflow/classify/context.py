@@ -23,6 +23,12 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    P wave of the sinus shape, are V: so soon after a ventricular beat, with no P wave, a beat is not conducted,
    and the chain is a ventricular run whose cycle alternates (MIT-BIH 223's VT), not bigeminy, whose conducted
    beats end the long interval.
+   The same pattern in a stretch the trees class N or S (:func:`wide_in_bigeminy`): a chain of premature beats
+   whose QRS is wider, by :data:`~beatflow.classify.features.FAMILY_SAME` or more in the median log width ratio,
+   than that of the beats between them, and to which the trees give V a probability of :data:`IN_DOUBT` or more,
+   is ventricular bigeminy, V (a premature beat with a wide QRS, every other beat; MIT-BIH 223's bigeminy, whose
+   QRS is 35–50 % wider and of much the sinus shape, trees fitted on svdb class S at P(V) 0.3). Where the trees
+   rule V out, a wide premature beat every other beat is an aberrated atrial one (MIT-BIH 201, P(V) 0.01).
 2. *Atrial bigeminy* (:func:`premature_in_bigeminy`). Where atrial premature beats alternate with sinus beats,
    half of the local rhythm the trees judge each beat against is premature, and the premature beats no longer
    look it: in a stretch of beats classed N or S, the beats at the end of an interval more than ``ONSET``
@@ -90,6 +96,7 @@ RESUME_BEATS = 3  # a run goes on after at most this many beats: not N (ectopic,
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
 BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
 P_CONTRAST = 0.3  # a conducted beat's P wave reads this much more like the sinus one than a ventricular neighbour's
+IN_DOUBT = 0.2  # a rule overturns the trees' N or S only where they give V at least this probability
 SINUS_P = 0.8  # a P wave this alike to the sinus template's reads as the sinus one (median record's sinus beats: 0.84)
 ONSET_STEP = float(-np.log(1 - ONSET))  # ONSET as a step of log RR (either way)
 
@@ -260,6 +267,24 @@ def premature_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features:
     out = np.zeros(len(cls), bool)
     for chain, _, _ in alternate_chains(np.ones(len(cls), bool), marked):
         out[chain] = True
+    return out
+
+
+def wide_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray, p_v: np.ndarray) -> np.ndarray:
+    """Which beats (a boolean mask) rule 1's wide case turns from N or S to V: in a stretch of beats classed N
+    or S, a chain (:func:`alternate_chains`) of beats each at the end of an interval more than ``ONSET`` shorter
+    than both around it, whose median ``qrs_width_ratio`` exceeds that of the beats between them by
+    :data:`~beatflow.classify.features.FAMILY_SAME` or more and whose median probability of V (``p_v``) is at
+    least :data:`IN_DOUBT`. ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.features import FAMILY_SAME, column
+
+    before, after = interval_steps(beat_log_rr(time_s))
+    width = np.nan_to_num(column(features, "qrs_width_ratio"))
+    out = np.zeros(len(cls), bool)
+    premature = (before < -ONSET_STEP) & (after < -ONSET_STEP)
+    for chain, _, _ in alternate_chains(np.isin(cls, ("N", "S")), premature):
+        wider = np.median(width[chain]) - np.median(width[chain[:-1] + 1]) >= FAMILY_SAME
+        out[chain] = wider and np.median(p_v[chain]) >= IN_DOUBT
     return out
 
 

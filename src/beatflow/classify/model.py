@@ -98,8 +98,9 @@ def family_shared(prob: np.ndarray, features: np.ndarray) -> np.ndarray:
 def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
     """Each beat's class (the most probable after :func:`family_shared`) and ``class_p``, its probability; then the
     rhythm context (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N (a chain of
-    them, or a single one between two V beats with the sinus P wave its neighbours lack) and the N or S beats of a
-    ventricular run whose cycle alternates V, the premature beats of atrial bigeminy and the N beats of a
+    them, or a single one between two V beats with the sinus P wave its neighbours lack), the N or S beats of a
+    ventricular run whose cycle alternates V and the premature beats of a bigeminy wider than the beats between
+    them V, the premature beats of atrial bigeminy and the N beats of a
     supraventricular run S, then the S beats inside atrial fibrillation or flutter N (its P-wave check on ``signal``
     when given: a callable returning ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S;
     then, with ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
@@ -116,6 +117,7 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
         premature_between_ventricular,
         premature_in_bigeminy,
         supraventricular_runs,
+        wide_in_bigeminy,
     )
     from beatflow.classify.fusion import fusion_beats
 
@@ -130,6 +132,8 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     cls[conducted], p[conducted] = "N", either[conducted]
     alternating = premature_between_ventricular(time_s, cls, features)
     cls[alternating], p[alternating] = "V", prob[alternating, CLASSES.index("V")]
+    wide = wide_in_bigeminy(time_s, cls, features, prob[:, CLASSES.index("V")])
+    cls[wide], p[wide] = "V", prob[wide, CLASSES.index("V")]
     premature = premature_in_bigeminy(time_s, cls)
     cls[premature], p[premature] = "S", either[premature]
     run = supraventricular_runs(time_s, cls)
