@@ -96,7 +96,7 @@ RESUME_BEATS = 3  # a run goes on after at most this many beats: not N (ectopic,
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
 BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
 P_CONTRAST = 0.3  # a conducted beat's P wave reads this much more like the sinus one than a ventricular neighbour's
-IN_DOUBT = 0.2  # a rule overturns the trees' N or S only where they give V at least this probability
+IN_DOUBT = 0.2  # wide_in_bigeminy overturns the trees' N or S only where they give V at least this probability
 SINUS_P = 0.8  # a P wave this alike to the sinus template's reads as the sinus one (median record's sinus beats: 0.84)
 ONSET_STEP = float(-np.log(1 - ONSET))  # ONSET as a step of log RR (either way)
 

@@ -100,8 +100,8 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     rhythm context (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N (a chain of
     them, or a single one between two V beats with the sinus P wave its neighbours lack), the N or S beats of a
     ventricular run whose cycle alternates V and the premature beats of a bigeminy wider than the beats between
-    them V, the premature beats of atrial bigeminy and the N beats of a
-    supraventricular run S, then the S beats inside atrial fibrillation or flutter N (its P-wave check on ``signal``
+    them V (where the trees doubt), the premature beats of atrial bigeminy and the N beats of a supraventricular
+    run S, then the S beats inside atrial fibrillation or flutter N (its P-wave check on ``signal``
     when given: a callable returning ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S;
     then, with ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
     (:mod:`beatflow.classify.fusion`), their ``class_p`` the probability that they are V or F; then the V beats
