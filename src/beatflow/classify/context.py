@@ -165,10 +165,13 @@ def beat_log_rr(time_s: np.ndarray) -> np.ndarray:
     return np.r_[np.nan, np.log(np.maximum(np.diff(time_s), 1e-6))]
 
 
-def interval_steps(log_rr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per beat, the log ratio of the interval it ends (:func:`beat_log_rr`) to the one before it and to the one
-    after it (NaN where there is none)."""
-    return log_rr - np.r_[np.nan, log_rr[:-1]], log_rr - np.r_[log_rr[1:], np.nan]
+def early_and_late(log_rr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per beat, whether the interval it ends (:func:`beat_log_rr`) is more than ``ONSET`` shorter than both the one
+    before it and the one after it (a premature beat), and whether it is more than ``ONSET`` longer than both (the
+    beat after a pause); False where either neighbour is missing."""
+    before, after = log_rr - np.r_[np.nan, log_rr[:-1]], log_rr - np.r_[log_rr[1:], np.nan]
+    with np.errstate(invalid="ignore"):
+        return (before < -ONSET_STEP) & (after < -ONSET_STEP), (before > ONSET_STEP) & (after > ONSET_STEP)
 
 
 def alternate_chains(stretch: np.ndarray, marked: np.ndarray):
@@ -200,13 +203,13 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
 
     out = np.zeros(len(cls), bool)
     log_rr = beat_log_rr(time_s)
-    before, after = interval_steps(log_rr)
+    _, late = early_and_late(log_rr)
     nn = np.r_[False, (cls[1:] == "N") & (cls[:-1] == "N")]  # beats that end an NN interval
 
     def shape(rows):  # the rows' median family figures
         return np.median(np.nan_to_num(np.column_stack([column(features, name)[rows] for name in FAMILY_BY])), 0)
 
-    for chain, start, end in alternate_chains(cls == "V", (before > ONSET_STEP) & (after > ONSET_STEP)):
+    for chain, start, end in alternate_chains(cls == "V", late):
         apart = np.abs(shape(chain) - shape(chain[:-1] + 1))  # against the beats between
         around = np.r_[max(start - 2 * LOCAL_BEATS, 0) : start, end : min(end + 2 * LOCAL_BEATS, len(cls))]
         sinus = log_rr[around[nn[around]]]
@@ -237,13 +240,13 @@ def conducted_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features:
     both neighbours'. ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.fusion import P_WAVE
 
-    before, after = interval_steps(beat_log_rr(time_s))
+    _, late = early_and_late(beat_log_rr(time_s))
     p_wave = sinus_p_wave(features)
     ventricular = cls == "V"
     between = ventricular & flanked(ventricular)
     contrast = p_wave - np.fmax(np.r_[np.nan, p_wave[:-1]], np.r_[p_wave[1:], np.nan])
     with np.errstate(invalid="ignore"):
-        return between & (before > ONSET_STEP) & (after > ONSET_STEP) & (p_wave >= P_WAVE) & (contrast >= P_CONTRAST)
+        return between & late & (p_wave >= P_WAVE) & (contrast >= P_CONTRAST)
 
 
 def premature_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
@@ -254,16 +257,9 @@ def premature_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features:
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.fusion import P_WAVE
 
-    before, after = interval_steps(beat_log_rr(time_s))
-    ventricular = cls == "V"
+    early, _ = early_and_late(beat_log_rr(time_s))
     with np.errstate(invalid="ignore"):
-        marked = (
-            np.isin(cls, ("N", "S"))
-            & flanked(ventricular)
-            & (before < -ONSET_STEP)
-            & (after < -ONSET_STEP)
-            & ~(sinus_p_wave(features) >= P_WAVE)
-        )
+        marked = np.isin(cls, ("N", "S")) & flanked(cls == "V") & early & ~(sinus_p_wave(features) >= P_WAVE)
     out = np.zeros(len(cls), bool)
     for chain, _, _ in alternate_chains(np.ones(len(cls), bool), marked):
         out[chain] = True
@@ -278,11 +274,10 @@ def wide_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray, 
     least :data:`IN_DOUBT`. ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_SAME, column
 
-    before, after = interval_steps(beat_log_rr(time_s))
+    early, _ = early_and_late(beat_log_rr(time_s))
     width = np.nan_to_num(column(features, "qrs_width_ratio"))
     out = np.zeros(len(cls), bool)
-    premature = (before < -ONSET_STEP) & (after < -ONSET_STEP)
-    for chain, _, _ in alternate_chains(np.isin(cls, ("N", "S")), premature):
+    for chain, _, _ in alternate_chains(np.isin(cls, ("N", "S")), early):
         wider = np.median(width[chain]) - np.median(width[chain[:-1] + 1]) >= FAMILY_SAME
         out[chain] = wider and np.median(p_v[chain]) >= IN_DOUBT
     return out
@@ -292,9 +287,9 @@ def premature_in_bigeminy(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 2 of the module docstring turns from N to S: in a stretch of beats
     classed N or S, the N beats of a chain (:func:`alternate_chains`) of beats each at the end of an interval
     shorter by more than ``ONSET`` than the intervals on both sides of it."""
-    before, after = interval_steps(beat_log_rr(time_s))
+    early, _ = early_and_late(beat_log_rr(time_s))
     out = np.zeros(len(cls), bool)
-    for chain, _, _ in alternate_chains(np.isin(cls, ("N", "S")), (before < -ONSET_STEP) & (after < -ONSET_STEP)):
+    for chain, _, _ in alternate_chains(np.isin(cls, ("N", "S")), early):
         out[chain] = cls[chain] == "N"
     return out
 

@@ -126,14 +126,15 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     best = prob.argmax(1) if n else np.zeros(0, np.int64)
     cls, p = np.array(CLASSES)[best], prob[np.arange(n), best]
     either = prob[:, CLASSES.index("N")] + prob[:, CLASSES.index("S")]
+    p_v = prob[:, CLASSES.index("V")]
     conducted = conducted_in_bigeminy(time_s, cls, features)
     cls[conducted], p[conducted] = "N", either[conducted]
     conducted = conducted_between_ventricular(time_s, cls, features)
     cls[conducted], p[conducted] = "N", either[conducted]
     alternating = premature_between_ventricular(time_s, cls, features)
-    cls[alternating], p[alternating] = "V", prob[alternating, CLASSES.index("V")]
-    wide = wide_in_bigeminy(time_s, cls, features, prob[:, CLASSES.index("V")])
-    cls[wide], p[wide] = "V", prob[wide, CLASSES.index("V")]
+    cls[alternating], p[alternating] = "V", p_v[alternating]
+    wide = wide_in_bigeminy(time_s, cls, features, p_v)
+    cls[wide], p[wide] = "V", p_v[wide]
     premature = premature_in_bigeminy(time_s, cls)
     cls[premature], p[premature] = "S", either[premature]
     run = supraventricular_runs(time_s, cls)
@@ -142,11 +143,11 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     cls[af], p[af] = "N", either[af]
     if signal is not None:
         fused = fusion_beats(features, cls, p, time_s, signal)
-        cls[fused], p[fused] = "F", prob[fused, CLASSES.index("V")] + prob[fused, CLASSES.index("F")]
+        cls[fused], p[fused] = "F", p_v[fused] + prob[fused, CLASSES.index("F")]
     aberrant = conducted_aberrant(cls, features)
     cls[aberrant], p[aberrant] = "N", either[aberrant]
     ventricular, sinus = interpolated(time_s, cls, features)
-    cls[ventricular], p[ventricular] = "V", prob[ventricular, CLASSES.index("V")]
+    cls[ventricular], p[ventricular] = "V", p_v[ventricular]
     cls[sinus], p[sinus] = "N", either[sinus]
     return cls, p
 
