@@ -10,7 +10,6 @@ reference beats within 150 ms (EC57), over the whole record and inside its atria
 from __future__ import annotations
 
 import argparse
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -36,25 +35,20 @@ def af_samples(path: Path, n: int) -> np.ndarray:
 
 def counts(path: Path, fs_out: float | None) -> dict[str, list[int]]:
     """``{"all" | "af": [reference beats found, reference beats, detections matched, detections]}``."""
-    from scipy.signal import resample_poly
-
-    from beatflow.classify.dataset import detected_peaks
+    from beatflow.classify.dataset import detected_peaks, read_leads
     from beatflow.evaluate import TOLERANCE_S, match
-    from beatflow.io.physio import read_wfdb
     from beatflow.io.truth import outside, read_truth
 
-    signals, leads, fs = read_wfdb(path, None)
-    ratio = Fraction((fs_out or fs) / fs).limit_denominator(1000)
-    x = [resample_poly(signals[lead], ratio.numerator, ratio.denominator).astype(np.float32) for lead in leads]
-    peaks = detected_peaks(x, fs * float(ratio))
+    signals, leads, fs, ratio = read_leads(path, fs_out)
+    peaks = detected_peaks([signals[lead] for lead in leads], fs)
     truth, excluded = read_truth(Path(f"{path}.atr"))
-    reference = np.round(truth["sample"].to_numpy() * float(ratio)).astype(np.int64)
-    excluded = np.asarray(excluded, dtype=np.float64).reshape(-1, 2) * float(ratio)
+    reference = np.round(truth["sample"].to_numpy() * ratio).astype(np.int64)
+    excluded = np.asarray(excluded, dtype=np.float64).reshape(-1, 2) * ratio
     reference, peaks = reference[outside(reference, excluded)], peaks[outside(peaks, excluded)]
-    ti, di = match(reference, peaks, TOLERANCE_S * fs * float(ratio))
-    n = len(signals[leads[0]])
+    ti, di = match(reference, peaks, TOLERANCE_S * fs)
+    n = round(len(signals[leads[0]]) / ratio)  # the record's samples as recorded
     af = af_samples(path, n)
-    in_af = [af[np.minimum(np.round(s / float(ratio)).astype(np.int64), n)] for s in (reference, peaks)]
+    in_af = [af[np.minimum(np.round(s / ratio).astype(np.int64), n)] for s in (reference, peaks)]
     found = [np.isin(np.arange(len(s)), i) for s, i in ((reference, ti), (peaks, di))]
     out = {}
     for part, masks in (("all", [np.ones(len(m), bool) for m in in_af]), ("af", in_af)):

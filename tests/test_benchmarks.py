@@ -157,6 +157,31 @@ def test_real_ecg_on_a_wfdb_folder(record, workflow, tmp_path):
     assert (tmp_path / "again.md").read_text() == md
 
 
+def test_a_record_resampled_keeps_its_beats_and_labels(record):
+    """The training rows of a WFDB record resampled to twice its rate: the detector finds the same beats at twice
+    the samples (within two), each matched to the same reference beat and label, and the leads read for the
+    rhythm checks come at the new rate."""
+    from beatflow.classify.dataset import record_leads, record_rows
+
+    path = record["wfdb"] / RECORD
+    recorded, doubled = record_rows(path), record_rows(path, 500.0)
+    assert recorded.fs == 250.0 and doubled.fs == 500.0
+    assert len(doubled.peak) == len(recorded.peak) and np.abs(doubled.peak - 2 * recorded.peak).max() <= 2
+    assert (doubled.label == recorded.label).all() and "-" not in recorded.label
+    assert len(doubled.matched[0]) == len(recorded.reference) == len(doubled.reference)
+    leads, fs = record_leads(doubled)
+    assert fs == 500.0 and all(len(x) == 2 * 180 * 250 for x in leads.values())
+
+
+def test_resampled_detection_on_a_wfdb_folder(record, tmp_path):
+    bench("resampled_detection", record["wfdb"], "--fs", 500, 128, "--out", tmp_path / "r.json")
+    rates = json.loads((tmp_path / "r.json").read_text())["rates"]
+    assert list(rates) == ["as recorded", "500 Hz", "128 Hz"]
+    for figures in rates.values():
+        assert figures["all"]["reference_beats"] > 150 and figures["all"]["missed"] <= 1
+        assert figures["all"]["false_detections"] <= 1 and figures["af"]["reference_beats"] == 0
+
+
 def test_holter_ds1_from_reference_and_detected_beats(record, workflow, tmp_path):
     out = bench(
         "holter_ds1",

@@ -1,6 +1,8 @@
 """Training rows from annotated WFDB records: beatflow's own detector on the record (default ``segment.*``
 config, CPU), each detected beat matched to a reference beat within 150 ms (EC57), its features
-(:func:`beatflow.classify.features.beat_features`) and the reference beat's AAMI class as its label."""
+(:func:`beatflow.classify.features.beat_features`) and the reference beat's AAMI class as its label; the record
+as recorded or resampled to another rate (scipy's polyphase filter, the reference's samples scaled alike), to
+measure what another sampling rate does."""
 
 from __future__ import annotations
 
@@ -30,11 +32,27 @@ class RecordRows:
     matched: tuple[np.ndarray, np.ndarray]
 
 
-def record_leads(rows: RecordRows) -> tuple[dict, float]:
-    """``(leads, fs)`` of the record ``rows`` were made from (lead name → numpy array)."""
+def read_leads(path: Path, fs: float | None = None) -> tuple[dict, list[str], float, float]:
+    """The WFDB record ``path``'s leads (name → numpy array), their names in order, their rate and the factor
+    from the recorded rate: resampled to ``fs`` (Hz) where given and other than the recorded rate."""
+    from fractions import Fraction
+
     from beatflow.io.physio import read_wfdb
 
-    signals, _, fs = read_wfdb(rows.source, None)
+    signals, leads, rate = read_wfdb(path, None)
+    if fs is None or fs == rate:
+        return signals, leads, rate, 1.0
+    from scipy.signal import resample_poly
+
+    ratio = Fraction(fs / rate).limit_denominator(1000)
+    up, down = ratio.numerator, ratio.denominator
+    signals = {name: resample_poly(x, up, down).astype(np.float32) for name, x in signals.items()}
+    return signals, leads, rate * float(ratio), float(ratio)
+
+
+def record_leads(rows: RecordRows) -> tuple[dict, float]:
+    """``(leads, fs)`` of the record ``rows`` were made from (lead name → numpy array), at the rows' rate."""
+    signals, _, fs, _ = read_leads(rows.source, rows.fs)
     return signals, fs
 
 
@@ -49,18 +67,19 @@ def detected_peaks(signals: list[np.ndarray], fs: float) -> np.ndarray:
     return np.asarray(detect_peaks(signals[0], SegmentParams.defaults().in_samples(fs), backend, None, second))
 
 
-def record_rows(path: Path) -> RecordRows:
-    """The rows of the WFDB record ``path`` (``dir/name``) and its ``.atr`` annotations."""
+def record_rows(path: Path, fs: float | None = None) -> RecordRows:
+    """The rows of the WFDB record ``path`` (``dir/name``) and its ``.atr`` annotations, the record resampled to
+    ``fs`` (Hz) where given (:func:`read_leads`)."""
     from beatflow.classify.features import beat_features
     from beatflow.evaluate import TOLERANCE_S, match
-    from beatflow.io.physio import read_wfdb
     from beatflow.io.truth import outside, read_truth
 
-    signals, leads, fs = read_wfdb(path, None)
+    signals, leads, fs, ratio = read_leads(path, fs)
     lead_signals = [signals[name] for name in leads]
     peaks = detected_peaks(lead_signals, fs)
     truth, excluded = read_truth(Path(f"{path}.atr"))
-    samples = truth["sample"].to_numpy()
+    samples = np.round(truth["sample"].to_numpy() * ratio).astype(np.int64)
+    excluded = np.asarray(excluded, dtype=np.float64).reshape(-1, 2) * ratio
     in_reference, scored = outside(samples, excluded), outside(peaks, excluded)
     reference = truth["label"].to_numpy().astype(str)[in_reference]
     ti, di = match(samples[in_reference], peaks[scored], TOLERANCE_S * fs)
@@ -70,9 +89,9 @@ def record_rows(path: Path) -> RecordRows:
     return RecordRows(path.name, path.parent.name, path, features, label, peaks, fs, scored, reference, (ti, di))
 
 
-def cached_rows(path: Path, cache: Path) -> RecordRows:
-    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record, remade when the code that makes them
-    changes: the features' and the detector's)."""
+def cached_rows(path: Path, cache: Path, fs: float | None = None) -> RecordRows:
+    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record and rate, remade when the code that makes
+    them changes: the features' and the detector's)."""
     import hashlib
 
     from beatflow.classify import features
@@ -81,7 +100,7 @@ def cached_rows(path: Path, cache: Path) -> RecordRows:
 
     sources = [Path(features.__file__), *sorted(Path(segment.__file__).parent.glob("*.py"))]
     code = hashlib.sha256(b"".join(source.read_bytes() for source in sources)).hexdigest()
-    file = cache / f"{path.parent.name}_{path.name}.npz"
+    file = cache / f"{path.parent.name}_{path.name}{'' if fs is None else f'_{fs:g}hz'}.npz"
     if file.exists():
         with np.load(file, allow_pickle=False) as z:
             if "code" in z.files and str(z["code"]) == code:
@@ -97,7 +116,7 @@ def cached_rows(path: Path, cache: Path) -> RecordRows:
                     z["reference"],
                     (z["ti"], z["di"]),
                 )
-    rows = record_rows(path)
+    rows = record_rows(path, fs)
     with atomic_path(file) as tmp:
         np.savez(
             tmp,
@@ -114,11 +133,11 @@ def cached_rows(path: Path, cache: Path) -> RecordRows:
     return rows
 
 
-def database_rows(data: Path, cache: Path | None = None) -> list[RecordRows]:
-    """Every record (``*.hea`` with an ``.atr``) of the folder ``data``."""
+def database_rows(data: Path, cache: Path | None = None, fs: float | None = None) -> list[RecordRows]:
+    """Every record (``*.hea`` with an ``.atr``) of the folder ``data``, resampled to ``fs`` (Hz) where given."""
     paths = sorted(p.with_suffix("") for p in data.glob("*.hea") if p.with_suffix(".atr").exists())
     out = []
     for path in paths:
-        out.append(cached_rows(path, cache) if cache else record_rows(path))
+        out.append(cached_rows(path, cache, fs) if cache else record_rows(path, fs))
         print(f"{data.name}/{path.name}: {len(out[-1].peak)} beats", flush=True)
     return out
