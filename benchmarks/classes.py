@@ -225,10 +225,12 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     databases = [database_rows(d, args.cache) for d in DATABASES]
     report = cross_database(*databases, events=holter_events)
-    folds = f"{FOLDS}-fold by record, both"
-    shares = {f"{folds} {k}": v for k, v in fold_shares(report[folds], databases).items()}
-    report = {**dict(list(report.items())[:3]), **shares, **dict(list(report.items())[3:])}
-    report |= resampled(databases, args.fs, args.cache)
+    folds, rows = f"{FOLDS}-fold by record, both", {}
+    for name, figures in report.items():  # each database's share of the folds right after the folds' row
+        rows[name] = figures
+        if name == folds:
+            rows |= {f"{folds} {k}": v for k, v in fold_shares(figures, databases).items()}
+    report = rows | resampled(databases, args.fs, args.cache)
     seconds = time.perf_counter() - t0
     write_json(args.json, {"machine": machine(("lightgbm", "numpy", "scipy")), "seconds": seconds, **report})
     args.md.write_text(markdown(report, seconds))

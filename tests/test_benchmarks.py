@@ -173,6 +173,29 @@ def test_a_record_resampled_keeps_its_beats_and_labels(record):
     assert fs == 500.0 and all(len(x) == 2 * 180 * 250 for x in leads.values())
 
 
+def test_the_classes_benchmark_splits_the_folds_by_database():
+    """Each database's share of the 5-fold row: its records' figures and events, its own gross counts."""
+    from types import SimpleNamespace
+
+    from beatflow.evaluate import class_figures
+    from benchmarks.classes import fold_shares
+
+    def figures(reference, classes):
+        matched = np.arange(len(reference))
+        return class_figures(np.array(list(reference)), np.array(list(classes)), matched, matched)
+
+    records = {"101": figures("NVVN", "NVNN"), "102": figures("NNVV", "NNVV"), "801": figures("VSSN", "VSNN")}
+    folds = {"records": records, "events": {name: {"record": name} for name in records}}
+    databases = [[SimpleNamespace(record=r, database="mitdb") for r in ("101", "102")]]
+    databases.append([SimpleNamespace(record="801", database="svdb")])
+    shares = fold_shares(folds, databases)
+    assert list(shares) == ["(its mitdb records)", "(its svdb records)"]
+    mitdb, svdb = shares["(its mitdb records)"], shares["(its svdb records)"]
+    assert list(mitdb["records"]) == ["101", "102"] and list(svdb["events"]) == ["801"]
+    assert (mitdb["gross"]["V"]["n"], mitdb["gross"]["V"]["tp"]) == (4, 3)
+    assert (svdb["gross"]["S"]["n"], svdb["gross"]["S"]["tp"], svdb["gross"]["V"]["n"]) == (2, 1, 1)
+
+
 def test_resampled_detection_on_a_wfdb_folder(record, tmp_path):
     bench("resampled_detection", record["wfdb"], "--fs", 500, 128, "--out", tmp_path / "r.json")
     rates = json.loads((tmp_path / "r.json").read_text())["rates"]
