@@ -184,7 +184,7 @@ def test_noise_in_both_leads_is_not_taken_for_beats_the_second_lead_shows(cpu, m
         m.setattr(veto, "BEAT_SHOWN", np.inf)  # no peak counts as shown as a beat by the second lead
         np.testing.assert_array_equal(false_beats()[0], peaks)
         m.undo()
-        m.setattr(fusion, "local_noise", lambda envelope, fs, at, backend: np.zeros(len(at)))  # every lead quiet
+        m.setattr(fusion, "local_noise", lambda profile, at, backend: np.zeros(len(at)))  # every lead quiet
         assert false_beats()[1] >= false + 3
 
 

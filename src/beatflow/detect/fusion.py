@@ -56,20 +56,24 @@ def noise_block(fs: float) -> int:
     return max(1, round(NOISE_WINDOW_S * fs))
 
 
-def local_noise(envelope, fs: float, at: np.ndarray, backend) -> np.ndarray:
-    """Host float64: the local noise of a lead's detection ``envelope`` (:func:`block_noise` on ``backend``,
-    interpolated linearly between block centres) at the host sample positions ``at``, in units of a typical
-    beat."""
-    noise, centres = (backend.to_host(a) for a in block_noise(envelope, noise_block(fs), backend.xp))
+def lead_noise(envelope, fs: float, xp):
+    """A lead's local noise profile: :func:`block_noise` of its detection ``envelope`` over ``NOISE_WINDOW_S``
+    blocks, ``(noise, centres)`` as ``xp`` arrays (made once per lead, for the fusion and the noise veto)."""
+    return block_noise(envelope, noise_block(fs), xp)
+
+
+def local_noise(profile, at: np.ndarray, backend) -> np.ndarray:
+    """Host float64: a lead's local noise (its :func:`lead_noise` ``profile``, interpolated linearly between block
+    centres) at the host sample positions ``at``, in units of a typical beat."""
+    noise, centres = (backend.to_host(a) for a in profile)
     return np.interp(np.asarray(at, dtype=np.float64), centres, noise)
 
 
-def fused_envelope(first, second, fs: float, xp):
+def fused_envelope(first, second, fs: float, xp, second_noise=None):
     """The noise-weighted mean of two leads' detection envelopes, each capped at ``CAP`` (float32, same
-    length): each lead's local noise is interpolated linearly between block centres, and its weight is
-    1 / (noise² + floor²)."""
-    block = noise_block(fs)
-    (n1, centres), (n2, _) = block_noise(first, block, xp), block_noise(second, block, xp)
+    length): each lead's local noise (:func:`lead_noise`; the second's ``second_noise`` where the caller has
+    it) is interpolated linearly between block centres, and its weight is 1 / (noise² + floor²)."""
+    (n1, centres), (n2, _) = lead_noise(first, fs, xp), second_noise or lead_noise(second, fs, xp)
     out = xp.empty_like(first)
     for i in range(0, first.shape[0], CHUNK):
         at = xp.arange(i, min(i + CHUNK, first.shape[0]), dtype=xp.float64)

@@ -68,6 +68,7 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     numpy.ndarray
         The R peaks' sample indices, int64, increasing, on the host.
     """
+    from beatflow.detect.fusion import lead_noise
     from beatflow.detect.searchback import search_back
     from beatflow.detect.veto import noise_veto, qrs_band
 
@@ -81,14 +82,15 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     with_lead = second is not None and (fuse or p.veto_support > 0)
     lead = detection_envelope(second, s, backend.xp, work_bytes, absolute=True) if with_lead else None
     band = qrs_band(x, fs, backend.xp, work_bytes)
+    noise = lead_noise(lead, fs, backend.xp) if lead is not None else None
     if fuse:
-        envelope, peaks = fused_detection(envelope, peaks, lead, band, s, backend, floor)
+        envelope, peaks = fused_detection(envelope, peaks, lead, noise, band, s, backend, floor)
     if p.adaptive:
         peaks = adaptive_peaks(envelope, peaks, band, s, backend)
     support = lead_support(lead, fs, peaks, backend.xp) if lead is not None and p.veto_support > 0 else None
     if support is not None and p.lone_lead_veto and peaks.shape[0] >= 3:
         peaks, support = lone_lead_veto(peaks, support, band, envelope, s, backend)
-    kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support, lead)
+    kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support, noise)
     return search_back(kept, envelope, band, s, backend)
 
 
@@ -121,10 +123,11 @@ def lone_lead_veto(peaks, support, band, envelope, s: SegmentSamples, backend):
     return peaks[keep], support[keep]
 
 
-def fused_detection(envelope, peaks, lead, band, s: SegmentSamples, backend, floor: float):
+def fused_detection(envelope, peaks, lead, noise, band, s: SegmentSamples, backend, floor: float):
     """``(envelope, peaks)`` of the two leads (:mod:`beatflow.detect.fusion`) if the second lead's envelope ``lead``
-    shows the first lead's beat-shaped ``peaks`` (:func:`beatflow.detect.veto.second_lead_confirms`), else as given;
-    ``floor`` is the candidates' (the fused envelope's NMS floor)."""
+    (its local noise profile ``noise``) shows the first lead's beat-shaped ``peaks``
+    (:func:`beatflow.detect.veto.second_lead_confirms`), else as given; ``floor`` is the candidates' (the fused
+    envelope's NMS floor)."""
     from beatflow.detect.fusion import fused_envelope, snap
     from beatflow.detect.veto import SHOWN, qrs_correlation, second_lead_confirms
 
@@ -134,7 +137,7 @@ def fused_detection(envelope, peaks, lead, band, s: SegmentSamples, backend, flo
         log.info("detection on the first lead alone: the second lead does not show its beats")
         return envelope, peaks
     log.info("detection on both leads, each weighted by its local noise (the second shows the first lead's beats)")
-    fused = fused_envelope(envelope, lead, fs, xp)
+    fused = fused_envelope(envelope, lead, fs, xp, noise)
     # a fused peak is the first lead's where that lead shows something (with the adaptive threshold the candidate
     # floor, itself half of Pan and Tompkins' lowest threshold, else half the fixed threshold); elsewhere the second
     # lead's where it shows a beat as the lone-lead veto understands it (veto_support 0: it is not asked)

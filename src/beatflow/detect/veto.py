@@ -229,10 +229,11 @@ def surviving(
     return peaks
 
 
-def noise_veto(band, fs: float, peaks, strength, p, backend, support=None, lead=None) -> np.ndarray:
+def noise_veto(band, fs: float, peaks, strength, p, backend, support=None, lead_noise=None) -> np.ndarray:
     """Host int64 peaks that survive the veto; ``band`` is the first lead's :func:`qrs_band`, ``peaks``,
-    ``strength`` (envelope at each), ``support`` (the second lead's at each, or None) and ``lead`` (the second
-    lead's detection envelope, for its local noise; or None) are ``xp`` arrays."""
+    ``strength`` (envelope at each) and ``support`` (the second lead's at each, or None) are ``xp`` arrays;
+    ``lead_noise`` is the second lead's local noise profile (:func:`beatflow.detect.fusion.lead_noise`, or
+    None)."""
     from beatflow.detect.fusion import local_noise
 
     if p.veto_rr <= 0 or peaks.shape[0] < 3:
@@ -241,5 +242,5 @@ def noise_veto(band, fs: float, peaks, strength, p, backend, support=None, lead=
     host = [backend.to_host(a) for a in (peaks, strength, correlation)]
     again = recurring(band, fs, host[0], host[2] < p.veto_correlation, backend) if p.veto_recurring else None
     support = None if support is None else backend.to_host(support).astype(np.float64)
-    second_noise = None if support is None or lead is None else local_noise(lead, fs, host[0], backend)
+    second_noise = None if support is None or lead_noise is None else local_noise(lead_noise, host[0], backend)
     return surviving(*host, p, support, again, second_noise)
