@@ -176,3 +176,27 @@ def test_beats_of_the_other_polarity_are_found_with_both_polarities():
     oriented = detect_peaks(x, dataclasses.replace(P, both_polarities=False, adaptive=False).in_samples(fs), cpu)
     assert len(match(truth, both, 0.15 * fs)[0]) == len(truth) == len(both)
     assert len(match(truth, oriented, 0.15 * fs)[0]) < len(truth)
+
+
+def test_a_shape_is_counted_in_full_where_the_suspects_outnumber_the_references(cpu):
+    """With more suspects than :data:`~beatflow.detect.veto.RECUR_REFERENCE`, each is compared with every
+    ``step``-th suspect and its look-alikes counted ``step`` times; only a reference matches itself. A shape of 15
+    beats, 4 of them references (12 look-alikes estimated), meets the 11 that 1,100 suspects need."""
+    from beatflow.detect import veto
+
+    fs, count = 250.0, 1100
+    rng = np.random.default_rng(2)
+    peaks = np.arange(count) * 100 + 100
+    y = rng.standard_normal(peaks[-1] + 100).astype(np.float32)  # every other suspect: a window of its own
+    step = -(-count // veto.RECUR_REFERENCE)
+    assert step == 3 and max(veto.RECUR_MIN, veto.RECUR_FRACTION * count) == 11
+    members = np.r_[np.arange(4) * 3 * 40, np.flatnonzero(np.arange(count) % 3 == 1)[:11] * 7 + 1]
+    members = np.unique(members % count)
+    assert len(members) == 15 and (members % step == 0).sum() == 4
+    shape = np.float32(np.sin(np.linspace(0, 5 * np.pi, 31)) * np.hanning(31))
+    for k in members:
+        y[peaks[k] - 15 : peaks[k] + 16] = 10 * shape + 0.01 * rng.standard_normal(31).astype(np.float32)
+    got = recurring(y, fs, peaks, np.ones(count, bool), cpu)
+    others = members[members % step != 0]
+    assert got[others].all()  # 4 references × 3: 12 look-alikes each
+    assert got.sum() == len(others)  # a reference's own 3 look-alikes × 3 (9), and no noise window, fall short

@@ -106,10 +106,11 @@ def recurring(y, fs: float, peaks, suspect, backend):
     shift = round(RECUR_SHIFT_S * fs)
     best = None
     for lag in range(-shift, shift + 1):  # the reference windows moved, one lag at a time (memory: one matrix)
-        alike = windows @ unit(qrs_windows(y, fs, at[::step] + lag, xp)).T
+        moved = windows[::step] if lag == 0 else unit(qrs_windows(y, fs, at[::step] + lag, xp))
+        alike = windows @ moved.T
         best = alike if best is None else xp.maximum(best, alike)
-    counts = (best >= RECUR_CORRELATION).sum(axis=1) - 1  # less itself where it is a reference
-    counts = counts * step  # the reference is a 1/step sample of the suspects
+    itself = xp.arange(index.shape[0]) % step == 0  # a reference matches itself at lag 0
+    counts = ((best >= RECUR_CORRELATION).sum(axis=1) - itself) * step  # the reference: 1/step of the suspects
     out[index] = backend.to_host(counts) >= need
     return out
 
