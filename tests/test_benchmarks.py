@@ -196,6 +196,21 @@ def test_the_classes_benchmark_splits_the_folds_by_database():
     assert (svdb["gross"]["S"]["n"], svdb["gross"]["S"]["tp"], svdb["gross"]["V"]["n"]) == (2, 1, 1)
 
 
+def test_the_classes_benchmark_gives_each_seeds_figures_their_mean_and_range():
+    from benchmarks.classes import spread_table
+
+    spread = {
+        "mitdb → svdb": {1: {"V Se": 0.9001, "V runs +P": None}, 2: {"V Se": 0.8989, "V runs +P": 0.5}},
+        "5-fold by record, both": {1: {"V Se": 0.92, "V runs +P": None}, 2: {"V Se": 0.94, "V runs +P": None}},
+    }
+    header, _, *rows = spread_table(spread)
+    assert header == "| fitted on → scored on | figure | seed 1 % | seed 2 % | mean % | range % |"
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in rows]
+    assert cells[0] == ["mitdb → svdb", "V Se", "90.01", "89.89", "89.95", "89.89–90.01"]
+    assert cells[1][4:] == ["50.00", "50.00–50.00"]  # the undefined seed left out of the mean
+    assert cells[2][4] == "93.00" and cells[3][2:] == ["—"] * 4
+
+
 def test_resampled_detection_on_a_wfdb_folder(record, tmp_path):
     bench("resampled_detection", record["wfdb"], "--fs", 500, 128, "--out", tmp_path / "r.json")
     rates = json.loads((tmp_path / "r.json").read_text())["rates"]

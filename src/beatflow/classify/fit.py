@@ -61,12 +61,12 @@ def training_set(records: list[RecordRows]) -> tuple[np.ndarray, np.ndarray, np.
     return x, y, w
 
 
-def fit(records: list[RecordRows]):
-    """A LightGBM booster fitted on ``records``."""
+def fit(records: list[RecordRows], seed: int = PARAMS["seed"]):
+    """A LightGBM booster fitted on ``records``, its row and feature sampling drawn from ``seed``."""
     import lightgbm
 
     x, y, w = training_set(records)
-    return lightgbm.train(PARAMS, lightgbm.Dataset(x, y, weight=w), ROUNDS)
+    return lightgbm.train(PARAMS | {"seed": seed}, lightgbm.Dataset(x, y, weight=w), ROUNDS)
 
 
 def record_classes(rows: RecordRows, booster) -> np.ndarray:
@@ -107,14 +107,23 @@ def grouped_folds(records: list[RecordRows], booster_of, events=None) -> dict:
     return out | ({"events": per_events} if events is not None else {})
 
 
-def cross_database(a: list[RecordRows], b: list[RecordRows], events=None) -> dict:
-    """The protocol of the module docstring on the records of two databases: name → per record and gross
-    figures (and ``events`` of each record scored out of database, as :func:`scored`)."""
+def out_of_database(a: list[RecordRows], b: list[RecordRows], events=None, booster_of=fit) -> dict:
+    """The protocol's out-of-database rows on the records of two databases: each scored by ``booster_of`` (a
+    callable fitting records) the other, then every record by the folds it is not in; name → per record and
+    gross figures (and ``events``, as :func:`scored`)."""
     na, nb = a[0].database, b[0].database
     return {
-        f"{na} → {nb}": scored(b, fit(a), events),
-        f"{nb} → {na}": scored(a, fit(b), events),
-        f"{FOLDS}-fold by record, both": grouped_folds(a + b, fit, events),
+        f"{na} → {nb}": scored(b, booster_of(a), events),
+        f"{nb} → {na}": scored(a, booster_of(b), events),
+        f"{FOLDS}-fold by record, both": grouped_folds(a + b, booster_of, events),
+    }
+
+
+def cross_database(a: list[RecordRows], b: list[RecordRows], events=None) -> dict:
+    """The protocol of the module docstring on the records of two databases: :func:`out_of_database`, then each
+    database scored by the model fitted on it (for contrast)."""
+    na, nb = a[0].database, b[0].database
+    return out_of_database(a, b, events) | {
         f"{na} → {na} (in database)": scored(a, fit(a)),
         f"{nb} → {nb} (in database)": scored(b, fit(b)),
     }
