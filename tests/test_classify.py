@@ -609,3 +609,38 @@ def test_p_wave_check_reads_only_the_beats_windows_from_the_device(gpu):
     host = p_wave_consistency(leads[0], 250.0, peaks / 250.0)
     assert host is not None
     assert p_wave_consistency(cupy.asarray(leads[0]), 250.0, peaks / 250.0) == pytest.approx(host, abs=1e-9)
+
+
+def test_out_of_database_scores_every_record_with_trees_that_never_saw_it(monkeypatch):
+    """The protocol of ``python -m benchmarks.classes``: each database scored by the trees fitted on the other,
+    then every record of both by the trees fitted on the folds it is not in."""
+    from types import SimpleNamespace
+
+    from beatflow.classify import fit
+
+    def rows(database, record):
+        labels, both = np.array(["N", "V", "N", "S"]), (np.arange(4), np.arange(4))
+        return SimpleNamespace(record=record, database=database, reference=labels, scored=np.arange(4), matched=both)
+
+    mitdb = [rows("mitdb", r) for r in ("100", "101", "102")]
+    svdb = [rows("svdb", r) for r in ("800", "801", "802", "803", "804", "805")]
+    fitted = []
+
+    def booster_of(records):  # a "booster" that is the set of records it was fitted on
+        fitted.append({r.record for r in records})
+        return fitted[-1]
+
+    def record_classes(r, seen):
+        assert r.record not in seen, f"{r.record} scored by trees fitted on it"
+        return np.array(["N", "V", "N", "N"])
+
+    monkeypatch.setattr(fit, "record_classes", record_classes)
+    out = fit.out_of_database(mitdb, svdb, booster_of=booster_of)
+    assert list(out) == ["mitdb → svdb", "svdb → mitdb", f"{fit.FOLDS}-fold by record, both"]
+    assert fitted[:2] == [{"100", "101", "102"}, {"800", "801", "802", "803", "804", "805"}]
+    assert len(fitted) == 2 + fit.FOLDS
+    every = {r.record for r in mitdb + svdb}
+    assert set(out[f"{fit.FOLDS}-fold by record, both"]["records"]) == every
+    assert all(len(every - seen) >= 1 for seen in fitted[2:])
+    gross = out["mitdb → svdb"]["gross"]
+    assert (gross["V"]["n"], gross["V"]["tp"], gross["S"]["n"], gross["S"]["tp"]) == (6, 6, 6, 0)
