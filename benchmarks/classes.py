@@ -1,8 +1,8 @@
 """The beat classifier out of database: fit on one database, score the other (``../shared/mitdb`` ↔
 ``../shared/svdb``), both ways, and on records held out by record over both (also each database's records
 apart); then each database resampled to each ``--fs`` rate, scored by the model fitted on the other as recorded;
-EC57 VEB/SVEB on every beat beatflow's detector finds (:mod:`beatflow.classify.fit`, which also remakes the
-shipped model).
+then the out-of-database rows again with the trees of each of ``--seeds``; EC57 VEB/SVEB on every beat
+beatflow's detector finds (:mod:`beatflow.classify.fit`, which also remakes the shipped model).
 
     python -m benchmarks.classes      # benchmarks/results/classes-<date>.json, docs/classes.md
 
