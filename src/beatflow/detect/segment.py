@@ -68,7 +68,6 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     numpy.ndarray
         The R peaks' sample indices, int64, increasing, on the host.
     """
-    from beatflow.detect.fusion import lead_noise
     from beatflow.detect.searchback import search_back
     from beatflow.detect.veto import noise_veto, qrs_band
 
@@ -80,9 +79,8 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
     if peaks.shape[0] < 3 or (p.veto_rr <= 0 and not fuse and p.search_back <= 0 and not p.adaptive):
         return backend.to_host(peaks).astype(np.int64)
     with_lead = second is not None and (fuse or p.veto_support > 0)
-    lead = detection_envelope(second, s, backend.xp, work_bytes, absolute=True) if with_lead else None
+    lead, noise = second_lead(second, s, backend, work_bytes) if with_lead else (None, None)
     band = qrs_band(x, fs, backend.xp, work_bytes)
-    noise = lead_noise(lead, fs, backend.xp) if lead is not None else None
     if fuse:
         envelope, peaks = fused_detection(envelope, peaks, lead, noise, band, s, backend, floor)
     if p.adaptive:
@@ -92,6 +90,15 @@ def detect_peaks(x, s: SegmentSamples, backend, work_bytes: int | None = None, s
         peaks, support = lone_lead_veto(peaks, support, band, envelope, s, backend)
     kept = noise_veto(band, fs, peaks, envelope[peaks], p, backend, support, noise)
     return search_back(kept, envelope, band, s, backend)
+
+
+def second_lead(second, s: SegmentSamples, backend, work_bytes: int | None):
+    """The second lead's detection envelope (both polarities) and its local noise profile
+    (:func:`beatflow.detect.fusion.lead_noise`), for the fusion and the noise veto."""
+    from beatflow.detect.fusion import lead_noise
+
+    lead = detection_envelope(second, s, backend.xp, work_bytes, absolute=True)
+    return lead, lead_noise(lead, s.fs, backend.xp)
 
 
 def adaptive_peaks(envelope, peaks, band, s: SegmentSamples, backend):
