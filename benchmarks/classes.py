@@ -246,29 +246,27 @@ def spread_table(spread: dict) -> list[str]:
     return rows
 
 
-def resampled(databases: list, rates: list[float], cache: Path) -> dict:
+def resampled(databases: list, rates: list[float], cache: Path, booster_of) -> dict:
     """Each database (``databases``: each one's rows as recorded) resampled to each of ``rates`` other than its
-    own, scored by the model fitted on the other database as recorded (:func:`beatflow.classify.fit.scored`)."""
+    own, scored by the model fitted on the other database as recorded (``booster_of``, as
+    :func:`beatflow.classify.fit.cross_database` fitted it; :func:`beatflow.classify.fit.scored`)."""
     from beatflow.classify.dataset import database_rows
-    from beatflow.classify.fit import fit, scored
+    from beatflow.classify.fit import scored
 
     out = {}
     for rows, other in ((databases[1], databases[0]), (databases[0], databases[1])):
-        booster = None
         for fs in rates:
             if fs == rows[0].fs:
                 continue
-            if booster is None:
-                booster = fit(other)
             again = database_rows(rows[0].source.parent, cache, fs)
             name = f"{other[0].database} → {rows[0].database} (resampled to {fs:g} Hz)"
-            out[name] = scored(again, booster, holter_events)
+            out[name] = scored(again, booster_of(other), holter_events)
     return out
 
 
 def main(argv: list[str] | None = None) -> None:
     from beatflow.classify.dataset import database_rows
-    from beatflow.classify.fit import DATABASES, FOLDS, cross_database
+    from beatflow.classify.fit import DATABASES, FOLDS, cross_database, fitted_once
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=ROOT / "data" / "classify", help="features kept here")
@@ -283,13 +281,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     databases = [database_rows(d, args.cache) for d in DATABASES]
-    report = cross_database(*databases, events=holter_events)
+    once = fitted_once()  # each database's trees fitted once, for its rows and the resampled ones
+    report = cross_database(*databases, events=holter_events, booster_of=once)
     folds, rows = f"{FOLDS}-fold by record, both", {}
     for name, figures in report.items():  # each database's share of the folds right after the folds' row
         rows[name] = figures
         if name == folds:
             rows |= {f"{folds} {k}": v for k, v in fold_shares(figures, databases).items()}
-    report = rows | resampled(databases, args.fs, args.cache)
+    report = rows | resampled(databases, args.fs, args.cache, once)
     spread = seed_spread(databases, args.seeds, report)
     seconds = time.perf_counter() - t0
     write_json(

@@ -644,3 +644,15 @@ def test_out_of_database_scores_every_record_with_trees_that_never_saw_it(monkey
     assert all(len(every - seen) >= 1 for seen in fitted[2:])
     gross = out["mitdb → svdb"]["gross"]
     assert (gross["V"]["n"], gross["V"]["tp"], gross["S"]["n"], gross["S"]["tp"]) == (6, 6, 6, 0)
+
+
+def test_each_set_of_records_is_fitted_once():
+    from types import SimpleNamespace
+
+    from beatflow.classify import fit
+
+    calls = []
+    once = fit.fitted_once(lambda records: calls.append([r.record for r in records]) or object())
+    mitdb, svdb = [SimpleNamespace(database="mitdb", record="100")], [SimpleNamespace(database="svdb", record="100")]
+    assert once(mitdb) is once(list(mitdb)) and once(svdb) is not once(mitdb)
+    assert calls == [["100"], ["100"]]

@@ -119,13 +119,28 @@ def out_of_database(a: list[RecordRows], b: list[RecordRows], events=None, boost
     }
 
 
-def cross_database(a: list[RecordRows], b: list[RecordRows], events=None) -> dict:
+def fitted_once(booster_of=fit):
+    """``booster_of`` that fits each set of records once (by their names) and hands the same booster again."""
+    boosters = {}
+
+    def once(records: list[RecordRows]):
+        key = tuple((r.database, r.record) for r in records)
+        if key not in boosters:
+            boosters[key] = booster_of(records)
+        return boosters[key]
+
+    return once
+
+
+def cross_database(a: list[RecordRows], b: list[RecordRows], events=None, booster_of=None) -> dict:
     """The protocol of the module docstring on the records of two databases: :func:`out_of_database`, then each
-    database scored by the model fitted on it (for contrast)."""
+    database scored by the model fitted on it (for contrast), each database's trees fitted once (``booster_of``:
+    a :func:`fitted_once`, which the caller may share)."""
     na, nb = a[0].database, b[0].database
-    return out_of_database(a, b, events) | {
-        f"{na} → {na} (in database)": scored(a, fit(a)),
-        f"{nb} → {nb} (in database)": scored(b, fit(b)),
+    once = booster_of or fitted_once()
+    return out_of_database(a, b, events, once) | {
+        f"{na} → {na} (in database)": scored(a, once(a)),
+        f"{nb} → {nb} (in database)": scored(b, once(b)),
     }
 
 
