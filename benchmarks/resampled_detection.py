@@ -35,15 +35,13 @@ def af_samples(path: Path, n: int) -> np.ndarray:
 
 def counts(path: Path, fs_out: float | None) -> dict[str, list[int]]:
     """``{"all" | "af": [reference beats found, reference beats, detections matched, detections]}``."""
-    from beatflow.classify.dataset import detected_peaks, read_leads
+    from beatflow.classify.dataset import detected_peaks, read_leads, read_reference_beats
     from beatflow.evaluate import TOLERANCE_S, match
-    from beatflow.io.truth import outside, read_truth
+    from beatflow.io.truth import outside
 
     signals, leads, fs, ratio = read_leads(path, fs_out)
     peaks = detected_peaks([signals[lead] for lead in leads], fs)
-    truth, excluded = read_truth(Path(f"{path}.atr"))
-    reference = np.round(truth["sample"].to_numpy() * ratio).astype(np.int64)
-    excluded = np.asarray(excluded, dtype=np.float64).reshape(-1, 2) * ratio
+    reference, _, excluded = read_reference_beats(path, ratio)
     reference, peaks = reference[outside(reference, excluded)], peaks[outside(peaks, excluded)]
     ti, di = match(reference, peaks, TOLERANCE_S * fs)
     n = round(len(signals[leads[0]]) / ratio)  # the record's samples as recorded

@@ -50,6 +50,18 @@ def read_leads(path: Path, fs: float | None = None) -> tuple[dict, list[str], fl
     return signals, leads, rate * float(ratio), float(ratio)
 
 
+def read_reference_beats(path: Path, ratio: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``.atr`` annotations of the WFDB record ``path``: its reference beats' samples and labels and the
+    intervals left out (ventricular flutter; ``[n, 2]`` samples), the samples scaled by ``ratio`` (a rate's factor
+    from :func:`read_leads`)."""
+    from beatflow.io.truth import read_truth
+
+    truth, excluded = read_truth(Path(f"{path}.atr"))
+    samples = np.round(truth["sample"].to_numpy() * ratio).astype(np.int64)
+    excluded = np.asarray(excluded, dtype=np.float64).reshape(-1, 2) * ratio
+    return samples, truth["label"].to_numpy().astype(str), excluded
+
+
 def record_leads(rows: RecordRows) -> tuple[dict, float]:
     """``(leads, fs)`` of the record ``rows`` were made from (lead name → numpy array), at the rows' rate."""
     signals, _, fs, _ = read_leads(rows.source, rows.fs)
@@ -72,16 +84,14 @@ def record_rows(path: Path, fs: float | None = None) -> RecordRows:
     ``fs`` (Hz) where given (:func:`read_leads`)."""
     from beatflow.classify.features import beat_features
     from beatflow.evaluate import TOLERANCE_S, match
-    from beatflow.io.truth import outside, read_truth
+    from beatflow.io.truth import outside
 
     signals, leads, fs, ratio = read_leads(path, fs)
     lead_signals = [signals[name] for name in leads]
     peaks = detected_peaks(lead_signals, fs)
-    truth, excluded = read_truth(Path(f"{path}.atr"))
-    samples = np.round(truth["sample"].to_numpy() * ratio).astype(np.int64)
-    excluded = np.asarray(excluded, dtype=np.float64).reshape(-1, 2) * ratio
+    samples, labels, excluded = read_reference_beats(path, ratio)
     in_reference, scored = outside(samples, excluded), outside(peaks, excluded)
-    reference = truth["label"].to_numpy().astype(str)[in_reference]
+    reference = labels[in_reference]
     ti, di = match(samples[in_reference], peaks[scored], TOLERANCE_S * fs)
     label = np.full(len(peaks), "-", dtype="<U1")
     label[np.flatnonzero(scored)[di]] = reference[ti]
