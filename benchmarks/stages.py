@@ -4,7 +4,8 @@
 
 Measures (best of ``--repeat`` after a warm-up, device synchronised): CSV parse (cuDF or pyarrow) in GB/s of
 CSV; segment (``detect_peaks`` on the first lead, the second confirming as in the segment rule) + embed of all
-leads (``band_pass`` over ``embed.band_hz`` + ``embed_beats``); a
+leads (``band_pass`` over ``embed.band_hz`` + ``embed_beats``); the beats' classes as the score rule makes them
+(``classify``: features, trees, then ``decide``'s rules over the trees' classes, fusion's signal reads included); a
 2 GiB ``.npy`` read into device memory by kvikio and by ``np.load`` + ``cupy.asarray``, warm (page cache) and
 cold (evicted with ``posix_fadvise``); and the VAE's seconds per epoch on ``--vae-beats`` beats (63.5 k).
 Parameters are the config's (``config/config.yaml``).
@@ -122,6 +123,33 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     }
 
 
+def classes(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
+    """``classify`` on the first two leads at the detected beats, and its three parts."""
+    from beatflow.backend import torch_device
+    from beatflow.classify.features import beat_features
+    from beatflow.classify.model import classify, decide, probabilities
+    from beatflow.detect.segment import detect_peaks
+
+    p = stage_params()[0]
+    leads = list(signals.values())[:2]
+    second = leads[1] if len(leads) > 1 else None
+    peaks = backend.to_host(detect_peaks(leads[0], p.in_samples(fs), backend, second=second))
+    device = torch_device(backend)
+    features = beat_features(leads, fs, peaks, backend.xp)
+    prob = probabilities(features, device=device)
+    named = {f"lead {i + 1}": x for i, x in enumerate(leads)}
+    parts = {
+        "features": lambda: beat_features(leads, fs, peaks, backend.xp),
+        "trees": lambda: probabilities(features, device=device),
+        "rules": lambda: decide(prob, features, peaks / fs, lambda: (named, fs)),
+    }
+    return {
+        "beats": len(peaks),
+        "classes_s": best(lambda: classify(leads, fs, peaks, xp=backend.xp, device=device), sync, repeat),
+        "parts_s": {name: best(run, sync, repeat) for name, run in parts.items()},
+    }
+
+
 def npy_read(backend, sync, gib: float) -> dict:
     import cupy
 
@@ -204,6 +232,7 @@ def main(argv=None) -> None:
         "csv": str(a.csv),
         "csv_parse": csv_parse(a.csv, leads, backend, sync, a.repeat),
         "segment_embed": segment_embed(signals, fs, backend, sync, a.repeat),
+        "classes": classes(signals, fs, backend, sync, a.repeat),
         "vae": [vae_epoch(backend, a.vae_beats, b) for b in a.batch_sizes],
     }
     if backend.gpu:

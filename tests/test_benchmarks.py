@@ -317,6 +317,9 @@ def test_stages_on_the_cpu(record, tmp_path):
     assert se["leads"] == 2 and 150 < se["beats"] < 300 and se["segment_plus_embed_s"] > 0
     assert {"band_pass_all_leads", "embed_kernel", "second_lead_envelope"} <= se["parts_s"].keys()
     assert report["vae"][0]["beats"] == 256 and report["vae"][0]["s_per_epoch"] > 0
+    classes = report["classes"]
+    assert classes["beats"] == se["beats"] and classes["classes_s"] > 0
+    assert classes["parts_s"].keys() == {"features", "trees", "rules"} and min(classes["parts_s"].values()) > 0
 
 
 def test_seed_spread_on_the_cpu(record, tmp_path):
