@@ -1,8 +1,8 @@
 """The beat classifier out of database: fit on one database, score the other (``../shared/mitdb`` ↔
 ``../shared/svdb``), both ways, and on records held out by record over both (also each database's records
-apart); then each database resampled to each ``--fs`` rate, scored by the model fitted on the other as recorded;
-then the out-of-database rows again with the trees of each of ``--seeds``; EC57 VEB/SVEB on every beat
-beatflow's detector finds (:mod:`beatflow.classify.fit`, which also remakes the shipped model).
+apart); then each database resampled to each ``--fs`` rate and read as its first lead alone, scored by the model
+fitted on the other as recorded; then the out-of-database rows again with the trees of each of ``--seeds``; EC57
+VEB/SVEB on every beat beatflow's detector finds (:mod:`beatflow.classify.fit`, which also remakes the shipped model).
 
     python -m benchmarks.classes      # benchmarks/results/classes-<date>.json, docs/classes.md
 
@@ -71,7 +71,8 @@ def markdown(report: dict, spread: dict, seconds: float) -> str:
         "are shown only for contrast. The 5-fold rows *its mitdb / svdb records* split the 5-fold row by "
         "database (a model fitted on both, as the shipped one, on records it has not seen); the rows *resampled "
         "to* score a database resampled to another rate (scipy's polyphase filter, the reference beats' samples "
-        "scaled alike) with the model fitted on the other database as recorded. "
+        "scaled alike), the rows *first lead alone* a database read as a one-lead recording (its own detection "
+        "too), each with the model fitted on the other database as recorded. "
         f"{seconds:.0f} s on this machine.",
         "",
         *gross_table(report),
@@ -94,7 +95,7 @@ def markdown(report: dict, spread: dict, seconds: float) -> str:
             *spread_table(spread),
         ]
     for name, figures in report.items():
-        if "(" in name:  # in database, one database's share of the folds, resampled: the tables above only
+        if "(" in name:  # in database, one database's share of the folds, read otherwise: the tables above only
             continue
         out += [
             "",
@@ -246,21 +247,20 @@ def spread_table(spread: dict) -> list[str]:
     return rows
 
 
-def resampled(databases: list, rates: list[float], cache: Path, booster_of) -> dict:
+def read_otherwise(databases: list, rates: list[float], cache: Path, booster_of) -> dict:
     """Each database (``databases``: each one's rows as recorded) resampled to each of ``rates`` other than its
-    own, scored by the model fitted on the other database as recorded (``booster_of``, as
-    :func:`beatflow.classify.fit.cross_database` fitted it; :func:`beatflow.classify.fit.scored`)."""
+    own, and read as its first lead alone, scored by the model fitted on the other database as recorded
+    (``booster_of``, as :func:`beatflow.classify.fit.cross_database` fitted it;
+    :func:`beatflow.classify.fit.scored`)."""
     from beatflow.classify.dataset import database_rows
     from beatflow.classify.fit import scored
 
     out = {}
     for rows, other in ((databases[1], databases[0]), (databases[0], databases[1])):
-        for fs in rates:
-            if fs == rows[0].fs:
-                continue
-            again = database_rows(rows[0].source.parent, cache, fs)
-            name = f"{other[0].database} → {rows[0].database} (resampled to {fs:g} Hz)"
-            out[name] = scored(again, booster_of(other), holter_events)
+        ways = [(f"resampled to {fs:g} Hz", {"fs": fs}) for fs in rates if fs != rows[0].fs]
+        for way, how in ways + [("first lead alone", {"leads": 1})]:
+            again = database_rows(rows[0].source.parent, cache, **how)
+            out[f"{other[0].database} → {rows[0].database} ({way})"] = scored(again, booster_of(other), holter_events)
     return out
 
 
@@ -281,14 +281,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     databases = [database_rows(d, args.cache) for d in DATABASES]
-    once = fitted_once()  # each database's trees fitted once, for its rows and the resampled ones
+    once = fitted_once()  # each database's trees fitted once, for its rows and those read otherwise
     report = cross_database(*databases, events=holter_events, booster_of=once)
     folds, rows = f"{FOLDS}-fold by record, both", {}
     for name, figures in report.items():  # each database's share of the folds right after the folds' row
         rows[name] = figures
         if name == folds:
             rows |= {f"{folds} {k}": v for k, v in fold_shares(figures, databases).items()}
-    report = rows | resampled(databases, args.fs, args.cache, once)
+    report = rows | read_otherwise(databases, args.fs, args.cache, once)
     spread = seed_spread(databases, args.seeds, report)
     seconds = time.perf_counter() - t0
     write_json(

@@ -173,6 +173,21 @@ def test_a_record_resampled_keeps_its_beats_and_labels(record):
     assert fs == 500.0 and all(len(x) == 2 * 180 * 250 for x in leads.values())
 
 
+def test_a_record_read_as_its_first_lead_alone(record):
+    """The rows of a WFDB record read as a one-lead recording: the detector on that lead finds the same beats,
+    their features are those the two-lead rows keep for the first lead alone, and the rhythm checks read that
+    lead only."""
+    from beatflow.classify.dataset import record_leads, record_rows
+
+    path = record["wfdb"] / RECORD
+    both, one = record_rows(path), record_rows(path, leads=1)
+    assert (one.peak == both.peak).all() and (one.label == both.label).all()
+    assert one.alone is one.features and np.allclose(one.features, both.alone, equal_nan=True)
+    assert not np.allclose(both.features, both.alone, equal_nan=True)
+    leads, fs = record_leads(one)
+    assert list(leads) == list(record_leads(both)[0])[:1] and fs == 250.0
+
+
 def test_the_classes_benchmark_splits_the_folds_by_database():
     """Each database's share of the 5-fold row: its records' figures and events, its own gross counts."""
     from types import SimpleNamespace

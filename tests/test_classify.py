@@ -498,19 +498,23 @@ def test_a_classifier_file_for_other_features_is_refused(tmp_path):
 def test_detections_without_a_reference_beat_are_learnt_as_q():
     """Training rows: each detection takes its matched reference beat's class; one that matches none (noise, a
     T wave counted twice) is Q, so that the trees learn noise apart from ventricular beats; every class's rows
-    weigh in proportion to the square root of its count."""
+    weigh in proportion to the square root of its count; each beat comes twice, with its features over the
+    record's leads and over its first lead alone, the two alike in weight."""
     from pathlib import Path
 
     from beatflow.classify.dataset import RecordRows
     from beatflow.classify.fit import training_set
 
     label = np.array(["N"] * 16 + ["V"] * 4 + ["-"])
+    both, alone = np.zeros((len(label), 2)), np.ones((len(label), 2))
     rows = RecordRows(
-        "r", "db", Path("r"), np.zeros((len(label), 2)), label, np.arange(len(label)), 250.0,
-        np.ones(len(label), bool), label, (np.zeros(0, int), np.zeros(0, int)),
+        "r", "db", Path("r"), both, label, np.arange(len(label)), 250.0,
+        np.ones(len(label), bool), label, (np.zeros(0, int), np.zeros(0, int)), None, alone,
     )  # fmt: skip
-    _, y, w = training_set([rows])
-    assert [model.CLASSES[i] for i in y] == ["Q" if c == "-" else c for c in label]
+    x, y, w = training_set([rows])
+    assert [model.CLASSES[i] for i in y] == ["Q" if c == "-" else c for c in label] * 2
+    assert (x[: len(label)] == both).all() and (x[len(label) :] == alone).all()
+    assert w[: len(label)].sum() == pytest.approx(w[len(label) :].sum())
     totals = {c: w[y == model.CLASSES.index(c)].sum() for c in ("N", "V", "Q")}
     assert totals["N"] / totals["Q"] == pytest.approx(4.0) and totals["V"] / totals["Q"] == pytest.approx(2.0)
 

@@ -2,7 +2,7 @@
 config, CPU), each detected beat matched to a reference beat within 150 ms (EC57), its features
 (:func:`beatflow.classify.features.beat_features`) and the reference beat's AAMI class as its label; the record
 as recorded or resampled to another rate (scipy's polyphase filter, the reference's samples scaled alike), to
-measure what another sampling rate does."""
+measure what another sampling rate does; or its first lead alone, to measure what a one-lead recording does."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ class RecordRows:
     ``features`` ``[beats, features]``, ``label`` (the matched reference beat's AAMI class; ``-`` for a
     detection without one), ``peak`` (samples), ``fs``; for EC57 scoring, which detections are ``scored``
     (outside ventricular flutter/fibrillation), the reference beats outside it (their ``reference`` classes)
-    and the ``matched`` pairs ``(i_reference, i_scored_detection)``."""
+    and the ``matched`` pairs ``(i_reference, i_scored_detection)``; ``leads`` read (the record's first ``leads``;
+    None: all) and ``alone``, the beats' features from the first lead alone (what a one-lead record gives)."""
 
     record: str
     database: str
@@ -30,16 +31,21 @@ class RecordRows:
     scored: np.ndarray
     reference: np.ndarray
     matched: tuple[np.ndarray, np.ndarray]
+    leads: int | None
+    alone: np.ndarray
 
 
-def read_leads(path: Path, fs: float | None = None) -> tuple[dict, list[str], float, float]:
-    """The WFDB record ``path``'s leads (name → numpy array), their names in order, their rate and the factor
-    from the recorded rate: resampled to ``fs`` (Hz) where given and other than the recorded rate."""
+def read_leads(path: Path, fs: float | None = None, leads: int | None = None) -> tuple[dict, list[str], float, float]:
+    """The WFDB record ``path``'s leads (name → numpy array; its first ``leads`` where given), their names in
+    order, their rate and the factor from the recorded rate: resampled to ``fs`` (Hz) where given and other than
+    the recorded rate."""
     from fractions import Fraction
 
     from beatflow.io.physio import read_wfdb
 
-    signals, leads, rate = read_wfdb(path, None)
+    signals, names, rate = read_wfdb(path, None)
+    leads = names[:leads]
+    signals = {name: signals[name] for name in leads}
     if fs is None or fs == rate:
         return signals, leads, rate, 1.0
     from scipy.signal import resample_poly
@@ -64,7 +70,7 @@ def read_reference_beats(path: Path, ratio: float = 1.0) -> tuple[np.ndarray, np
 
 def record_leads(rows: RecordRows) -> tuple[dict, float]:
     """``(leads, fs)`` of the record ``rows`` were made from (lead name → numpy array), at the rows' rate."""
-    signals, _, fs, _ = read_leads(rows.source, rows.fs)
+    signals, _, fs, _ = read_leads(rows.source, rows.fs, rows.leads)
     return signals, fs
 
 
@@ -79,15 +85,15 @@ def detected_peaks(signals: list[np.ndarray], fs: float) -> np.ndarray:
     return np.asarray(detect_peaks(signals[0], SegmentParams.defaults().in_samples(fs), backend, None, second))
 
 
-def record_rows(path: Path, fs: float | None = None) -> RecordRows:
+def record_rows(path: Path, fs: float | None = None, leads: int | None = None) -> RecordRows:
     """The rows of the WFDB record ``path`` (``dir/name``) and its ``.atr`` annotations, the record resampled to
-    ``fs`` (Hz) where given (:func:`read_leads`)."""
+    ``fs`` (Hz) and cut to its first ``leads`` where given (:func:`read_leads`)."""
     from beatflow.classify.features import beat_features
     from beatflow.evaluate import TOLERANCE_S, match
     from beatflow.io.truth import outside
 
-    signals, leads, fs, ratio = read_leads(path, fs)
-    lead_signals = [signals[name] for name in leads]
+    signals, names, fs, ratio = read_leads(path, fs, leads)
+    lead_signals = [signals[name] for name in names]
     peaks = detected_peaks(lead_signals, fs)
     samples, labels, excluded = read_reference_beats(path, ratio)
     in_reference, scored = outside(samples, excluded), outside(peaks, excluded)
@@ -96,12 +102,16 @@ def record_rows(path: Path, fs: float | None = None) -> RecordRows:
     label = np.full(len(peaks), "-", dtype="<U1")
     label[np.flatnonzero(scored)[di]] = reference[ti]
     features = beat_features(lead_signals, fs, peaks)
-    return RecordRows(path.name, path.parent.name, path, features, label, peaks, fs, scored, reference, (ti, di))
+    alone = beat_features(lead_signals[:1], fs, peaks) if len(lead_signals) > 1 else features
+    matched = (ti, di)
+    return RecordRows(
+        path.name, path.parent.name, path, features, label, peaks, fs, scored, reference, matched, leads, alone
+    )
 
 
-def cached_rows(path: Path, cache: Path, fs: float | None = None) -> RecordRows:
-    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record and rate, remade when the code that makes
-    them changes: the features' and the detector's)."""
+def cached_rows(path: Path, cache: Path, fs: float | None = None, leads: int | None = None) -> RecordRows:
+    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record, rate and leads, remade when the code that
+    makes them changes: the features' and the detector's)."""
     import hashlib
 
     from beatflow.classify import features
@@ -110,10 +120,11 @@ def cached_rows(path: Path, cache: Path, fs: float | None = None) -> RecordRows:
 
     sources = [Path(features.__file__), *sorted(Path(segment.__file__).parent.glob("*.py"))]
     code = hashlib.sha256(b"".join(source.read_bytes() for source in sources)).hexdigest()
-    file = cache / f"{path.parent.name}_{path.name}{'' if fs is None else f'_{fs:g}hz'}.npz"
+    suffix = ("" if fs is None else f"_{fs:g}hz") + ("" if leads is None else f"_{leads}lead")
+    file = cache / f"{path.parent.name}_{path.name}{suffix}.npz"
     if file.exists():
         with np.load(file, allow_pickle=False) as z:
-            if "code" in z.files and str(z["code"]) == code:
+            if "alone" in z.files and str(z["code"]) == code:
                 return RecordRows(
                     path.name,
                     path.parent.name,
@@ -125,8 +136,10 @@ def cached_rows(path: Path, cache: Path, fs: float | None = None) -> RecordRows:
                     z["scored"],
                     z["reference"],
                     (z["ti"], z["di"]),
+                    leads,
+                    z["alone"],
                 )
-    rows = record_rows(path, fs)
+    rows = record_rows(path, fs, leads)
     with atomic_path(file) as tmp:
         np.savez(
             tmp,
@@ -139,15 +152,19 @@ def cached_rows(path: Path, cache: Path, fs: float | None = None) -> RecordRows:
             reference=rows.reference,
             ti=rows.matched[0],
             di=rows.matched[1],
+            alone=rows.alone,
         )
     return rows
 
 
-def database_rows(data: Path, cache: Path | None = None, fs: float | None = None) -> list[RecordRows]:
-    """Every record (``*.hea`` with an ``.atr``) of the folder ``data``, resampled to ``fs`` (Hz) where given."""
+def database_rows(
+    data: Path, cache: Path | None = None, fs: float | None = None, leads: int | None = None
+) -> list[RecordRows]:
+    """Every record (``*.hea`` with an ``.atr``) of the folder ``data``, resampled to ``fs`` (Hz) and cut to its
+    first ``leads`` where given."""
     paths = sorted(p.with_suffix("") for p in data.glob("*.hea") if p.with_suffix(".atr").exists())
     out = []
     for path in paths:
-        out.append(cached_rows(path, cache, fs) if cache else record_rows(path, fs))
+        out.append(cached_rows(path, cache, fs, leads) if cache else record_rows(path, fs, leads))
         print(f"{data.name}/{path.name}: {len(out[-1].peak)} beats", flush=True)
     return out

@@ -44,16 +44,18 @@ ROUNDS = 300
 
 def training_set(records: list[RecordRows]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(features, class index, weight)`` of the detected beats: each matched reference beat's AAMI class, a
-    detection that matches none (noise, a T wave counted twice) Q."""
+    detection that matches none (noise, a T wave counted twice) Q; each beat twice, with its features over the
+    record's leads and over its first lead alone (``alone``: the rows a one-lead record gives)."""
     xs, ys, ws = [], [], []
     for r in records:
         label = np.where(r.label == "-", "Q", r.label)
         keep = np.isin(label, CLASSES)
         y = np.array([CLASSES.index(c) for c in label[keep]], dtype=np.int64)
         counts = np.bincount(y, minlength=len(CLASSES))
-        xs.append(r.features[keep])
-        ys.append(y)
-        ws.append(1 / np.sqrt(counts[y]))
+        for features in (r.features, r.alone):
+            xs.append(features[keep])
+            ys.append(y)
+            ws.append(1 / np.sqrt(counts[y]))
     x, y, w = np.concatenate(xs), np.concatenate(ys), np.concatenate(ws)
     totals = np.bincount(y, weights=w, minlength=len(CLASSES))
     share = np.sqrt(np.bincount(y, minlength=len(CLASSES)))  # each class's total weight: sqrt of its count
