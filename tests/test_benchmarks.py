@@ -188,6 +188,27 @@ def test_a_record_read_as_its_first_lead_alone(record):
     assert list(leads) == list(record_leads(both)[0])[:1] and fs == 250.0
 
 
+def test_cached_rows_come_back_as_made_and_a_file_without_the_first_leads_view_is_made_again(record, tmp_path):
+    """The feature cache: a record's rows, as recorded and read as its first lead alone, each in a file of its own,
+    come back from it as made; a file of the same code that lacks the first lead's view is made again."""
+    from beatflow.classify.dataset import cached_rows
+
+    path = record["wfdb"] / RECORD
+    made = {leads: cached_rows(path, tmp_path, leads=leads) for leads in (None, 1)}
+    assert sorted(f.name for f in tmp_path.glob("*.npz")) == [f"wfdb_{RECORD}.npz", f"wfdb_{RECORD}_1lead.npz"]
+    for leads, rows in made.items():
+        again = cached_rows(path, tmp_path, leads=leads)
+        assert again.leads == leads and np.array_equal(again.features, rows.features, equal_nan=True)
+        assert np.array_equal(again.alone, rows.alone, equal_nan=True) and (again.peak == rows.peak).all()
+    file = tmp_path / f"wfdb_{RECORD}.npz"
+    with np.load(file) as z:
+        older = {k: z[k] for k in z.files if k != "alone"}
+    np.savez(file, **older)
+    assert np.array_equal(cached_rows(path, tmp_path).alone, made[None].alone, equal_nan=True)
+    with np.load(file) as z:
+        assert "alone" in z.files
+
+
 def test_the_classes_benchmark_splits_the_folds_by_database():
     """Each database's share of the 5-fold row: its records' figures and events, its own gross counts."""
     from types import SimpleNamespace
