@@ -63,7 +63,8 @@ def csv_parse(csv: Path, leads: list[str], backend, sync, repeat: int) -> dict:
     return out
 
 
-def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
+def segment_embed(signals: dict, fs: float, peaks: np.ndarray, backend, sync, repeat: int) -> dict:
+    """``detect_peaks`` and the embedding of the ``peaks`` it found, and the parts of each."""
     from beatflow.detect.envelope import (
         detection_envelope,
         per_block,
@@ -81,7 +82,6 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     p, hz = stage_params()[0], band_hz()
     leads = list(signals.values())
     first, second = leads[0], leads[1] if len(leads) > 1 else None
-    peaks = detect_peaks(first, p.in_samples(fs), backend, second=second)
     kept = beats_table(peaks, first.shape[0], p.in_samples(fs)).query("kept")
     starts, lengths = kept.start.to_numpy(), kept.length.to_numpy()
     segment_s = best(lambda: detect_peaks(first, p.in_samples(fs), backend, second=second), sync, repeat)
@@ -123,25 +123,20 @@ def segment_embed(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
     }
 
 
-def classes(signals: dict, fs: float, backend, sync, repeat: int) -> dict:
-    """``classify`` on the first two leads at the detected beats, and its three parts."""
+def classes(signals: dict, fs: float, peaks: np.ndarray, backend, sync, repeat: int) -> dict:
+    """``classify`` on the first two leads at the detected ``peaks`` (host), and its three parts."""
     from beatflow.backend import torch_device
     from beatflow.classify.features import beat_features
-    from beatflow.classify.model import classify, decide, probabilities
-    from beatflow.detect.segment import detect_peaks
+    from beatflow.classify.model import classify, decide, probabilities, signal_of
 
-    p = stage_params()[0]
     leads = list(signals.values())[:2]
-    second = leads[1] if len(leads) > 1 else None
-    peaks = backend.to_host(detect_peaks(leads[0], p.in_samples(fs), backend, second=second))
     device = torch_device(backend)
     features = beat_features(leads, fs, peaks, backend.xp)
     prob = probabilities(features, device=device)
-    named = {f"lead {i + 1}": x for i, x in enumerate(leads)}
     parts = {
         "features": lambda: beat_features(leads, fs, peaks, backend.xp),
         "trees": lambda: probabilities(features, device=device),
-        "rules": lambda: decide(prob, features, peaks / fs, lambda: (named, fs)),
+        "rules": lambda: decide(prob, features, peaks / fs, signal_of(leads, fs)),
     }
     return {
         "beats": len(peaks),
@@ -220,6 +215,7 @@ def main(argv=None) -> None:
     p.add_argument("--vae-beats", type=int, default=63_500, help="rows the VAE epochs are timed on")
     a = p.parse_args(argv)
     from beatflow.backend import select_backend
+    from beatflow.detect.segment import detect_peaks
     from beatflow.io.ingest import TIME, csv_header, read_source, resolve_fs
 
     backend = select_backend(a.device, needs=("cudf", "kvikio", "numba.cuda", "torch"))
@@ -227,12 +223,14 @@ def main(argv=None) -> None:
     leads = [c for c in csv_header(a.csv) if c != TIME]
     signals, _, _ = read_source(a.csv, leads, backend.gpu)
     fs = resolve_fs(None, signals.pop(TIME), backend.xp)
+    first, *rest = signals.values()
+    peaks = detect_peaks(first, stage_params()[0].in_samples(fs), backend, second=rest[0] if rest else None)
     report = {
         "device": backend.detail,
         "csv": str(a.csv),
         "csv_parse": csv_parse(a.csv, leads, backend, sync, a.repeat),
-        "segment_embed": segment_embed(signals, fs, backend, sync, a.repeat),
-        "classes": classes(signals, fs, backend, sync, a.repeat),
+        "segment_embed": segment_embed(signals, fs, peaks, backend, sync, a.repeat),
+        "classes": classes(signals, fs, peaks, backend, sync, a.repeat),
         "vae": [vae_epoch(backend, a.vae_beats, b) for b in a.batch_sizes],
     }
     if backend.gpu:

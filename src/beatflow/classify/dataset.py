@@ -44,16 +44,16 @@ def read_leads(path: Path, fs: float | None = None, leads: int | None = None) ->
     from beatflow.io.physio import read_wfdb
 
     signals, names, rate = read_wfdb(path, None)
-    leads = names[:leads]
-    signals = {name: signals[name] for name in leads}
+    names = names[:leads]
+    signals = {name: signals[name] for name in names}
     if fs is None or fs == rate:
-        return signals, leads, rate, 1.0
+        return signals, names, rate, 1.0
     from scipy.signal import resample_poly
 
     ratio = Fraction(fs / rate).limit_denominator(1000)
     up, down = ratio.numerator, ratio.denominator
     signals = {name: resample_poly(x, up, down).astype(np.float32) for name, x in signals.items()}
-    return signals, leads, rate * float(ratio), float(ratio)
+    return signals, names, rate * float(ratio), float(ratio)
 
 
 def read_reference_beats(path: Path, ratio: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

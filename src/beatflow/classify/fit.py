@@ -51,11 +51,11 @@ def training_set(records: list[RecordRows]) -> tuple[np.ndarray, np.ndarray, np.
         label = np.where(r.label == "-", "Q", r.label)
         keep = np.isin(label, CLASSES)
         y = np.array([CLASSES.index(c) for c in label[keep]], dtype=np.int64)
-        counts = np.bincount(y, minlength=len(CLASSES))
+        weight = 1 / np.sqrt(np.bincount(y, minlength=len(CLASSES))[y])
         for features in (r.features, r.alone):
             xs.append(features[keep])
             ys.append(y)
-            ws.append(1 / np.sqrt(counts[y]))
+            ws.append(weight)
     x, y, w = np.concatenate(xs), np.concatenate(ys), np.concatenate(ws)
     totals = np.bincount(y, weights=w, minlength=len(CLASSES))
     share = np.sqrt(np.bincount(y, minlength=len(CLASSES)))  # each class's total weight: sqrt of its count

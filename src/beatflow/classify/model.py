@@ -168,6 +168,12 @@ def classify(
     """
     from beatflow.classify.features import beat_features
 
-    leads = {f"lead {i + 1}": x for i, x in enumerate(signals)}  # for the P-wave check of a candidate AF episode
     features = beat_features(signals, fs, peaks, xp)
-    return decide(probabilities(features, booster, device), features, np.asarray(peaks) / fs, lambda: (leads, fs))
+    return decide(probabilities(features, booster, device), features, np.asarray(peaks) / fs, signal_of(signals, fs))
+
+
+def signal_of(signals: list, fs: float):
+    """The ``signal`` :func:`decide` takes for the leads ``signals`` at ``fs``: a callable returning them by name
+    (``lead 1``, ``lead 2``, …) with the rate, for the P-wave check of a candidate AF episode and the fusion test."""
+    leads = {f"lead {i + 1}": x for i, x in enumerate(signals)}
+    return lambda: (leads, fs)
