@@ -64,10 +64,24 @@ def test_p_and_t_waves_within_360_ms_of_a_beat_are_dropped_both_ways():
     slope = np.array([1.0, 0.3, 1.0, 0.2, 1.0])
     value = np.array([1.0, 0.5, 1.0, 0.6, 1.0])
     np.testing.assert_array_equal(p_or_t_wave(t, slope, value), [False, True, False, True, False])
-    # a wide premature beat larger than its neighbour is not a T wave however slow
+    # a wide premature beat larger than its neighbour is not a T wave, slow as it is
     np.testing.assert_array_equal(
         p_or_t_wave(np.array([1.0, 1.3]), np.array([1.0, 0.3]), np.array([1.0, 1.5])), [False, False]
     )
+
+
+def test_a_flat_tall_t_wave_and_a_p_wave_as_steep_as_a_small_qrs_go_where_premature_beats_stay():
+    # a chest lead's T wave 280 ms after its beat, larger in the envelope but a tenth as steep (MIT-BIH 114's
+    # V5); a P wave 215 ms before its beat, as steep as the small QRS but 0.6 of its envelope (108's MLII)
+    t = np.array([1.0, 1.28, 2.0, 2.785, 3.0])
+    slope = np.array([1.0, 0.08, 1.0, 0.8, 1.0])
+    value = np.array([1.0, 1.1, 1.0, 0.6, 1.0])
+    np.testing.assert_array_equal(p_or_t_wave(t, slope, value), [False, True, False, True, False])
+    # beats that stay: a narrow premature beat 240 ms after a beat at 0.9 of its envelope; a wide one 250 ms
+    # after at a quarter of its slope (tachycardia at 180 bpm); a premature beat 300 ms after, as small as the
+    # P wave above (beyond the 250 ms two QRS complexes need)
+    for gap, steep, size in ((0.24, 1.0, 0.9), (0.25, 0.27, 1.7), (0.3, 0.8, 0.6)):
+        assert not p_or_t_wave(np.array([1.0, 1.0 + gap]), np.array([1.0, steep]), np.array([1.0, size])).any()
 
 
 def test_a_peak_the_second_lead_does_not_show_next_to_one_it_shows_is_dropped():

@@ -21,7 +21,10 @@ T-wave tests becomes a beat (and updates ``SPK`` with weight 1/4, as theirs).
 
 After the pass, the T-wave test is applied both ways (:func:`p_or_t_wave`): of two beats closer than
 :data:`T_WAVE_S`, the slower and smaller one goes, so a P wave taken before its QRS (Hamilton and Tompkins
-ignore peaks that precede *or* follow larger ones) goes too.
+ignore peaks that precede *or* follow larger ones) goes too; so does one with under :data:`FLAT_SLOPE` of the
+other's slope whatever its size (a tall T wave in a chest lead), and, closer than :data:`CLOSE_QRS_S`, one no
+steeper than the other and under :data:`WAVE_SHARE` of its envelope (a P wave as steep as a small QRS, MIT-BIH
+108's first lead).
 
 ``SPK`` starts at 1 (the envelope is in units of the record's typical beat), ``NPK`` at 0; both are in the
 envelope's dimensionless units, and the slopes are only compared with each other, so nothing depends on the
@@ -41,6 +44,9 @@ RR_AVERAGE = 8  # intervals in the mean RR
 T_WAVE_S = 0.36  # s: a peak this close to a beat may be its T (or P) wave; the lone-lead veto's interval too
 T_SLOPE = 0.5  # ... and is, if its maximum slope is below half the beat's
 SLOPE_HALF_S = 0.04  # the maximum slope is looked for within ±40 ms of the peak
+FLAT_SLOPE = 0.15  # ... and is, whatever its size, below 0.15 of the beat's (wide QRS complexes: 0.27 and more)
+CLOSE_QRS_S = 0.25  # s: two QRS complexes this close are all but unknown (the ventricles' refractory period)
+WAVE_SHARE = 0.8  # ... so of two peaks this close, one under 0.8 of the other's envelope is its P or T wave
 
 
 def max_slope(band, fs: float, peaks, xp):
@@ -115,11 +121,19 @@ def adaptive_select(peaks: np.ndarray, value: np.ndarray, slope: np.ndarray, fs:
 
 
 def p_or_t_wave(t: np.ndarray, slope: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Mask of the beats (times ``t`` in s, increasing) that precede or follow another beat by less than
-    the :data:`T_WAVE_S` with less than :data:`T_SLOPE` times its maximum slope: a P or T wave of that beat (Pan and
-    Tompkins' T-wave test, applied both ways, as Hamilton and Tompkins ignore peaks that precede or follow
-    larger ones)."""
-    close = np.diff(t) < T_WAVE_S
-    weak_first = close & (slope[:-1] < T_SLOPE * slope[1:]) & (value[:-1] < value[1:])
-    weak_second = close & (slope[1:] < T_SLOPE * slope[:-1]) & (value[1:] < value[:-1])
-    return np.r_[weak_first, False] | np.r_[False, weak_second]
+    """Mask of the beats (times ``t`` in s, increasing) that are a P or T wave of a beat beside them: within
+    :data:`T_WAVE_S` of it with less than :data:`T_SLOPE` times its maximum slope and a smaller envelope ``value``
+    (Pan and Tompkins' T-wave test, applied both ways, as Hamilton and Tompkins ignore peaks that precede or
+    follow larger ones), or with less than :data:`FLAT_SLOPE` times its slope; within :data:`CLOSE_QRS_S` of it,
+    no steeper and under :data:`WAVE_SHARE` of its envelope."""
+    gap = np.diff(t)
+    close, near = gap < T_WAVE_S, gap < CLOSE_QRS_S
+
+    def wave(peak: slice, beat: slice) -> np.ndarray:  # per interval: its ``peak`` end beside its ``beat`` end
+        slow = slope[peak] < T_SLOPE * slope[beat]
+        flat = slope[peak] < FLAT_SLOPE * slope[beat]
+        small = value[peak] < WAVE_SHARE * value[beat]
+        return close & ((slow & (value[peak] < value[beat])) | flat) | near & (slope[peak] <= slope[beat]) & small
+
+    first, last = slice(None, -1), slice(1, None)
+    return np.r_[wave(first, last), False] | np.r_[False, wave(last, first)]

@@ -40,6 +40,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from beatflow.detect.adaptive import CLOSE_QRS_S, WAVE_SHARE
+
 HALF_WINDOW_S = 0.06  # the QRS window compared with the template
 BAND_HZ = (5.0, 40.0)  # the QRS band: baseline and T waves out
 RR_WINDOW = 15  # candidate intervals in the local reference RR
@@ -53,9 +55,7 @@ RECUR_SHIFT_S = 0.02  # s: two windows compared at their best shift within this 
 T_APEX_S = 0.30  # s: a T wave peaks within this of its beat's R peak (QT about 0.4 s, its apex some 0.1 s before)
 SHOWN = 2.0  # the second lead shows a peak where its support is this many × veto_support
 BEAT_SHOWN = 4.0  # ... and shows it as a beat at this many × veto_support (0.8 of its typical beat by default)
-CLOSE_QRS_S = 0.25  # s: two QRS complexes this close are all but unknown (the ventricles' refractory period)
-SECOND_LEAD_SHARE = 0.5  # ... so of two peaks this close, one the second lead shows at under half the other's
-FIRST_LEAD_SHARE = 0.8  # ... and the first lead at under 0.8 of it is that beat's P or T wave
+SECOND_LEAD_SHARE = 0.5  # of two peaks within CLOSE_QRS_S, one the second lead shows at under half the other's
 
 
 def qrs_band(x, fs: float, xp, work_bytes: int | None = None):
@@ -165,10 +165,11 @@ def unsupported(
     a peak below ``2 × veto_support`` there goes too: a ventricular beat's tall T wave, which reaches about a
     quarter of a beat in the second lead's QRS band.
 
-    Within :data:`CLOSE_QRS_S` of a beat the second lead shows (``veto_support`` or more), a peak goes where the
-    second lead shows it at under :data:`SECOND_LEAD_SHARE` of that beat and the first lead (``strength``, the
-    detection envelope at each beat) at under :data:`FIRST_LEAD_SHARE` of it: a P wave as large as a small QRS
-    in the first lead (MIT-BIH 108), where the second lead's QRS is too small for the absolute test."""
+    Within :data:`~beatflow.detect.adaptive.CLOSE_QRS_S` of a beat the second lead shows (``veto_support`` or
+    more), a peak goes where the second lead shows it at under :data:`SECOND_LEAD_SHARE` of that beat and the
+    first lead (``strength``, the detection envelope at each beat) at under
+    :data:`~beatflow.detect.adaptive.WAVE_SHARE` of it: a P wave as large as a small QRS in the first lead
+    (MIT-BIH 108), where the second lead's QRS is too small for the absolute test."""
     support = np.asarray(support, dtype=np.float64)
     strength = np.asarray(strength, dtype=np.float64)
     gap = np.diff(t)
@@ -181,7 +182,7 @@ def unsupported(
 
     def faint(peak: slice, beat: slice) -> np.ndarray:  # per interval: its ``peak`` end beside its ``beat`` end
         second_lead = ~low[beat] & (support[peak] < SECOND_LEAD_SHARE * support[beat])
-        return near & second_lead & (strength[peak] < FIRST_LEAD_SHARE * strength[beat])
+        return near & second_lead & (strength[peak] < WAVE_SHARE * strength[beat])
 
     first, last = slice(None, -1), slice(1, None)
     before_a_beat |= faint(first, last)
