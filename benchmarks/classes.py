@@ -1,8 +1,9 @@
 """The beat classifier out of database: fit on one database, score the other (``../shared/mitdb`` ↔
 ``../shared/svdb``), both ways, and on records held out by record over both (also each database's records
-apart); then each database resampled to each ``--fs`` rate and read as its first lead alone, scored by the model
-fitted on the other as recorded; then the out-of-database rows again with the trees of each of ``--seeds``; EC57
-VEB/SVEB on every beat beatflow's detector finds (:mod:`beatflow.classify.fit`, which also remakes the shipped model).
+apart); then each database resampled to each ``--fs`` rate, read as its first lead alone and with each
+``--noise`` preset added, scored by the model fitted on the other as recorded; then the out-of-database rows
+again with the trees of each of ``--seeds``; EC57 VEB/SVEB on every beat beatflow's detector finds
+(:mod:`beatflow.classify.fit`, which also remakes the shipped model).
 
     python -m benchmarks.classes      # benchmarks/results/classes-<date>.json, docs/classes.md
 
@@ -72,7 +73,9 @@ def markdown(report: dict, spread: dict, seconds: float) -> str:
         "database (a model fitted on both, as the shipped one, on records it has not seen); the rows *resampled "
         "to* score a database resampled to another rate (scipy's polyphase filter, the reference beats' samples "
         "scaled alike), the rows *first lead alone* a database read as a one-lead recording (its own detection "
-        "too), each with the model fitted on the other database as recorded. "
+        "too), the rows *with … noise* a database with the synthetic suite's noise preset of that name "
+        "(`beatflow.synth.NOISE`: baseline wander, mains hum, white and muscle noise, in mV) added to each lead, "
+        "each with the model fitted on the other database as recorded. "
         f"{seconds:.0f} s on this machine.",
         "",
         *gross_table(report),
@@ -247,9 +250,10 @@ def spread_table(spread: dict) -> list[str]:
     return rows
 
 
-def read_otherwise(databases: list, rates: list[float], cache: Path, booster_of) -> dict:
+def read_otherwise(databases: list, rates: list[float], noises: list[str], cache: Path, booster_of) -> dict:
     """Each database (``databases``: each one's rows as recorded) resampled to each of ``rates`` other than its
-    own, and read as its first lead alone, scored by the model fitted on the other database as recorded
+    own, read as its first lead alone and with each of the ``noises`` presets (:data:`beatflow.synth.NOISE`)
+    added, scored by the model fitted on the other database as recorded
     (``booster_of``, as :func:`beatflow.classify.fit.cross_database` fitted it;
     :func:`beatflow.classify.fit.scored`)."""
     from beatflow.classify.dataset import database_rows
@@ -258,7 +262,8 @@ def read_otherwise(databases: list, rates: list[float], cache: Path, booster_of)
     out = {}
     for rows, other in ((databases[1], databases[0]), (databases[0], databases[1])):
         ways = [(f"resampled to {fs:g} Hz", {"fs": fs}) for fs in rates if fs != rows[0].fs]
-        for way, how in ways + [("first lead alone", {"leads": 1})]:
+        ways += [("first lead alone", {"leads": 1})] + [(f"with {name} noise", {"noise": name}) for name in noises]
+        for way, how in ways:
             again = database_rows(rows[0].source.parent, cache, **how)
             out[f"{other[0].database} → {rows[0].database} ({way})"] = scored(again, booster_of(other), holter_events)
     return out
@@ -276,6 +281,9 @@ def main(argv: list[str] | None = None) -> None:
         "--fs", type=float, nargs="*", default=[128.0, 250.0, 500.0], help="rates to resample to (Hz; none: not)"
     )
     parser.add_argument(
+        "--noise", nargs="*", default=["heavy"], help="noise presets of beatflow.synth.NOISE to add (none: not)"
+    )
+    parser.add_argument(
         "--seeds", type=int, nargs="*", default=[2, 3], help="more seeds of the trees' sampling (none: not)"
     )
     args = parser.parse_args(argv)
@@ -288,7 +296,7 @@ def main(argv: list[str] | None = None) -> None:
         rows[name] = figures
         if name == folds:
             rows |= {f"{folds} {k}": v for k, v in fold_shares(figures, databases).items()}
-    report = rows | read_otherwise(databases, args.fs, args.cache, once)
+    report = rows | read_otherwise(databases, args.fs, args.noise, args.cache, once)
     spread = seed_spread(databases, args.seeds, report)
     seconds = time.perf_counter() - t0
     write_json(

@@ -42,14 +42,13 @@ from pathlib import Path
 
 import numpy as np
 
+from beatflow.synth import NOISE, NOISE_FREE
 from benchmarks.common import RESULTS, ROOT, artifact_paths, auc, embed_length_s, relative, stage_params, write_json
 from benchmarks.quality_diagnosis import anomaly_diagnosis, by_label, diagnose
 from benchmarks.quality_table import markdown
 from benchmarks.references import chosen, detect, detection_figures, machine, warm_up
 from benchmarks.suite import (
     EPOCHS,
-    NOISE,
-    NOISE_FREE,
     QUICK_MINUTES,
     SEEDS,
     TARGET_AUROC,

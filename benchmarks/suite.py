@@ -1,15 +1,15 @@
 """The synthetic quality suite (:mod:`benchmarks.quality`): its records, their noise, and the targets they are held to.
 
-Every record is a :class:`beatflow.synth.SynthSpec`: the ectopy of :data:`ECTOPY`, one :data:`NOISE` preset, and
-the record's own fields over both. The "unreadable" records are deliberately buried in noise; they are
-reported apart and excluded from the targets.
+Every record is a :class:`beatflow.synth.SynthSpec`: the ectopy of :data:`ECTOPY`, one
+:data:`beatflow.synth.NOISE` preset, and the record's own fields over both. The "unreadable" records are
+deliberately buried in noise; they are reported apart and excluded from the targets.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from beatflow.synth import SynthSpec
+from beatflow.synth import NOISE, SynthSpec
 
 TARGET_DETECTION = 0.995  # sensitivity and PPV, every readable record
 TARGET_AUROC = 0.99  # A vs N and L vs N
@@ -17,18 +17,6 @@ SEEDS = (0, 1, 2)  # training seeds: the anomaly chain runs once per seed
 EPOCHS = 20  # training epochs of the anomaly chain
 QUICK_MINUTES = 5  # --quick: records cut to this length
 
-# Noise presets (SynthSpec fields, mV). "light" is the demo record's noise (the SynthSpec defaults).
-NOISE = {
-    "clean": {"baseline_mv": 0.0, "mains_mv": 0.0, "noise_mv": 0.005, "burst_mv": 0.0},
-    "light": {"baseline_mv": 0.15, "mains_mv": 0.02, "noise_mv": 0.01, "burst_mv": 0.05, "burst_every_s": 60.0},
-    "moderate": {"baseline_mv": 0.5, "mains_mv": 0.1, "noise_mv": 0.03, "burst_mv": 0.2, "burst_every_s": 30.0},
-    "heavy": {"baseline_mv": 1.0, "mains_mv": 0.3, "noise_mv": 0.05, "burst_mv": 0.4, "burst_every_s": 20.0},
-    # deliberately unreadable: in-band noise as large as the QRS complexes
-    "unreadable-white": {"baseline_mv": 1.0, "mains_mv": 0.2, "noise_mv": 1.0, "burst_mv": 0.0},
-    "unreadable-muscle": {"baseline_mv": 1.0, "mains_mv": 0.2, "noise_mv": 0.05, "burst_mv": 2.0, "burst_every_s": 5.0},
-    "unreadable-all": {"baseline_mv": 2.0, "mains_mv": 0.5, "noise_mv": 0.8, "burst_mv": 2.0, "burst_every_s": 6.0},
-}
-NOISE_FREE = {"baseline_mv": 0.0, "mains_mv": 0.0, "noise_mv": 0.0, "burst_mv": 0.0}  # same beats, no noise
 ECTOPY = {"pvc_rate": 0.02, "pac_rate": 0.03, "aberrant_rate": 0.02, "min_coupling_s": 0.25}
 SHORT_COUPLING = {"pvc_coupling_s": (0.25, 0.32), "pac_coupling_s": (0.25, 0.32)}
 PAUSES = {"pause_rate": 0.01, "pause_label": "P"}

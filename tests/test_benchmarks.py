@@ -188,6 +188,29 @@ def test_a_record_read_as_its_first_lead_alone(record):
     assert list(leads) == list(record_leads(both)[0])[:1] and fs == 250.0
 
 
+def test_a_record_read_with_noise_added(record, tmp_path):
+    """The rows of a WFDB record with a synthetic noise preset added: the same noise each time the record is read
+    (the rhythm checks see what the detector saw), drawn apart for each lead, of the preset's size (its baseline
+    wander, 1 and 0.7 mV sines, about 0.9 mV rms; its hum, white and muscle noise about 0.1 mV rms in the QRS
+    band), and kept in a cache file of its own; the detector still finds the beats."""
+    from beatflow.classify.dataset import cached_rows, record_leads, record_rows
+    from beatflow.dsp.filters import butter_band_pass
+
+    path = record["wfdb"] / RECORD
+    clean, noisy = record_rows(path), record_rows(path, noise="heavy")
+    leads, fs = record_leads(noisy)
+    assert fs == 250.0 and all(np.array_equal(x, y) for x, y in zip(leads.values(), record_leads(noisy)[0].values()))
+    added = [x - y for x, y in zip(leads.values(), record_leads(clean)[0].values())]
+    assert all(0.5 < np.std(a) < 1.3 for a in added) and not np.allclose(added[0], added[1])
+    band = [np.std(butter_band_pass(a.astype(np.float64), fs, 5.0, 40.0)) for a in added]
+    assert all(0.05 < b < 0.25 for b in band)
+    assert len(noisy.matched[0]) >= 0.95 * len(noisy.reference) and noisy.noise == "heavy"
+    cached = cached_rows(path, tmp_path, noise="heavy")
+    assert [f.name for f in tmp_path.glob("*.npz")] == [f"wfdb_{RECORD}_heavy-noise.npz"]
+    assert (cached.peak == noisy.peak).all() and cached.noise == "heavy"
+    assert (cached_rows(path, tmp_path, noise="heavy").peak == noisy.peak).all()
+
+
 def test_cached_rows_come_back_as_made_and_a_file_without_the_first_leads_view_is_made_again(record, tmp_path):
     """The feature cache: a record's rows, as recorded and read as its first lead alone, each in a file of its own,
     come back from it as made; a file of the same code that lacks the first lead's view is made again."""

@@ -23,6 +23,20 @@ from beatflow.errors import BeatflowError
 LEADS = ("MLII", "V1")
 MIN_DURATION_S = 10.0  # a few beats: the first comes after 0.5 s, none in the last 0.5 s
 
+# Noise presets (SynthSpec fields, mV), for the quality suite's records and for real records read with noise
+# added (:func:`beatflow.classify.dataset.read_leads`). "light" is the demo record's noise (the SynthSpec defaults).
+NOISE = {
+    "clean": {"baseline_mv": 0.0, "mains_mv": 0.0, "noise_mv": 0.005, "burst_mv": 0.0},
+    "light": {"baseline_mv": 0.15, "mains_mv": 0.02, "noise_mv": 0.01, "burst_mv": 0.05, "burst_every_s": 60.0},
+    "moderate": {"baseline_mv": 0.5, "mains_mv": 0.1, "noise_mv": 0.03, "burst_mv": 0.2, "burst_every_s": 30.0},
+    "heavy": {"baseline_mv": 1.0, "mains_mv": 0.3, "noise_mv": 0.05, "burst_mv": 0.4, "burst_every_s": 20.0},
+    # deliberately unreadable: in-band noise as large as the QRS complexes
+    "unreadable-white": {"baseline_mv": 1.0, "mains_mv": 0.2, "noise_mv": 1.0, "burst_mv": 0.0},
+    "unreadable-muscle": {"baseline_mv": 1.0, "mains_mv": 0.2, "noise_mv": 0.05, "burst_mv": 2.0, "burst_every_s": 5.0},
+    "unreadable-all": {"baseline_mv": 2.0, "mains_mv": 0.5, "noise_mv": 0.8, "burst_mv": 2.0, "burst_every_s": 6.0},
+}
+NOISE_FREE = {"baseline_mv": 0.0, "mains_mv": 0.0, "noise_mv": 0.0, "burst_mv": 0.0}  # same beats, no noise
+
 # Waves per beat kind: (name, centre in s from the R peak, width in s, amplitude per lead in mV).
 # The T wave centre is scaled by sqrt(RR) (Bazett); P is absent in V beats.
 WAVES = {
@@ -159,7 +173,9 @@ def _render_waves(n: int, fs: float, beat_times, labels, rr, lead: int) -> np.nd
     return x
 
 
-def _noise(n: int, spec: SynthSpec, rng: np.random.Generator) -> np.ndarray:
+def noise(n: int, spec: SynthSpec, rng: np.random.Generator) -> np.ndarray:
+    """``n`` samples at ``spec.fs`` of ``spec``'s noise (mV): baseline wander (0.2 and 0.05 Hz), mains hum, white
+    noise and bursts of muscle noise (2-5 s every ``burst_every_s``), drawn from ``rng``."""
     t = np.arange(n) / spec.fs
     wander = spec.baseline_mv * (
         np.sin(2 * np.pi * 0.2 * t + rng.uniform(0, 6.3)) + 0.7 * np.sin(2 * np.pi * 0.05 * t + rng.uniform(0, 6.3))
@@ -198,7 +214,7 @@ def generate(spec: SynthSpec) -> tuple[dict[str, np.ndarray], np.ndarray, np.nda
     shapes = np.where(labels == spec.pause_label, "N", labels)  # the beat that ends a pause is a sinus beat
     leads = {}
     for i, name in enumerate(spec.leads[:2]):
-        x = sign * _render_waves(n, spec.fs, beat_times, shapes, rr, i) + _noise(n, spec, rng)
+        x = sign * _render_waves(n, spec.fs, beat_times, shapes, rr, i) + noise(n, spec, rng)
         leads[name] = x.astype(np.float32)
     return leads, np.round(beat_times * spec.fs).astype(np.int64), labels
 

@@ -2,7 +2,8 @@
 config, CPU), each detected beat matched to a reference beat within 150 ms (EC57), its features
 (:func:`beatflow.classify.features.beat_features`) and the reference beat's AAMI class as its label; the record
 as recorded or resampled to another rate (scipy's polyphase filter, the reference's samples scaled alike), to
-measure what another sampling rate does; or its first lead alone, to measure what a one-lead recording does."""
+measure what another sampling rate does; its first lead alone, to measure what a one-lead recording does; or
+with synthetic noise added to every lead (a :data:`beatflow.synth.NOISE` preset), to measure what noise does."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ class RecordRows:
     detection without one), ``peak`` (samples), ``fs``; for EC57 scoring, which detections are ``scored``
     (outside ventricular flutter/fibrillation), the reference beats outside it (their ``reference`` classes)
     and the ``matched`` pairs ``(i_reference, i_scored_detection)``; ``leads`` read (the record's first ``leads``;
-    None: all) and ``alone``, the beats' features from the first lead alone (what a one-lead record gives)."""
+    None: all), ``alone``, the beats' features from the first lead alone (what a one-lead record gives), and the
+    ``noise`` preset added to its leads (None: none)."""
 
     record: str
     database: str
@@ -33,12 +35,17 @@ class RecordRows:
     matched: tuple[np.ndarray, np.ndarray]
     leads: int | None
     alone: np.ndarray
+    noise: str | None = None
 
 
-def read_leads(path: Path, fs: float | None = None, leads: int | None = None) -> tuple[dict, list[str], float, float]:
+def read_leads(
+    path: Path, fs: float | None = None, leads: int | None = None, noise: str | None = None
+) -> tuple[dict, list[str], float, float]:
     """The WFDB record ``path``'s leads (name → numpy array; its first ``leads`` where given), their names in
     order, their rate and the factor from the recorded rate: resampled to ``fs`` (Hz) where given and other than
-    the recorded rate."""
+    the recorded rate; with the :data:`beatflow.synth.NOISE` preset ``noise`` added to each lead where given (in
+    mV, as the records are; drawn afresh for each lead, the same for the same record each time)."""
+    import zlib
     from fractions import Fraction
 
     from beatflow.io.physio import read_wfdb
@@ -46,13 +53,21 @@ def read_leads(path: Path, fs: float | None = None, leads: int | None = None) ->
     signals, names, rate = read_wfdb(path, None)
     names = names[:leads]
     signals = {name: signals[name] for name in names}
-    if fs is None or fs == rate:
-        return signals, names, rate, 1.0
-    from scipy.signal import resample_poly
+    ratio = Fraction(1) if fs is None else Fraction(fs / rate).limit_denominator(1000)
+    if ratio != 1:
+        from scipy.signal import resample_poly
 
-    ratio = Fraction(fs / rate).limit_denominator(1000)
-    up, down = ratio.numerator, ratio.denominator
-    signals = {name: resample_poly(x, up, down).astype(np.float32) for name, x in signals.items()}
+        signals = {name: resample_poly(x, ratio.numerator, ratio.denominator) for name, x in signals.items()}
+    if noise is not None:
+        from beatflow.synth import NOISE, SynthSpec
+        from beatflow.synth import noise as drawn
+
+        spec = SynthSpec(fs=rate * float(ratio), **NOISE[noise])
+        signals = {
+            name: x + drawn(len(x), spec, np.random.default_rng([zlib.crc32(path.name.encode()), i]))
+            for i, (name, x) in enumerate(signals.items())
+        }
+    signals = {name: np.asarray(x, dtype=np.float32) for name, x in signals.items()}
     return signals, names, rate * float(ratio), float(ratio)
 
 
@@ -70,7 +85,7 @@ def read_reference_beats(path: Path, ratio: float = 1.0) -> tuple[np.ndarray, np
 
 def record_leads(rows: RecordRows) -> tuple[dict, float]:
     """``(leads, fs)`` of the record ``rows`` were made from (lead name → numpy array), at the rows' rate."""
-    signals, _, fs, _ = read_leads(rows.source, rows.fs, rows.leads)
+    signals, _, fs, _ = read_leads(rows.source, rows.fs, rows.leads, rows.noise)
     return signals, fs
 
 
@@ -85,14 +100,14 @@ def detected_peaks(signals: list[np.ndarray], fs: float) -> np.ndarray:
     return np.asarray(detect_peaks(signals[0], SegmentParams.defaults().in_samples(fs), backend, None, second))
 
 
-def record_rows(path: Path, fs: float | None = None, leads: int | None = None) -> RecordRows:
+def record_rows(path: Path, fs: float | None = None, leads: int | None = None, noise: str | None = None) -> RecordRows:
     """The rows of the WFDB record ``path`` (``dir/name``) and its ``.atr`` annotations, the record resampled to
-    ``fs`` (Hz) and cut to its first ``leads`` where given (:func:`read_leads`)."""
+    ``fs`` (Hz), cut to its first ``leads`` and with the ``noise`` preset added where given (:func:`read_leads`)."""
     from beatflow.classify.features import beat_features
     from beatflow.evaluate import TOLERANCE_S, match
     from beatflow.io.truth import outside
 
-    signals, names, fs, ratio = read_leads(path, fs, leads)
+    signals, names, fs, ratio = read_leads(path, fs, leads, noise)
     lead_signals = [signals[name] for name in names]
     peaks = detected_peaks(lead_signals, fs)
     samples, labels, excluded = read_reference_beats(path, ratio)
@@ -105,22 +120,27 @@ def record_rows(path: Path, fs: float | None = None, leads: int | None = None) -
     alone = beat_features(lead_signals[:1], fs, peaks) if len(lead_signals) > 1 else features
     matched = (ti, di)
     return RecordRows(
-        path.name, path.parent.name, path, features, label, peaks, fs, scored, reference, matched, leads, alone
+        path.name, path.parent.name, path, features, label, peaks, fs, scored, reference, matched, leads, alone, noise
     )
 
 
-def cached_rows(path: Path, cache: Path, fs: float | None = None, leads: int | None = None) -> RecordRows:
-    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record, rate and leads, remade when the code that
-    makes them changes: the features' and the detector's)."""
+def cached_rows(
+    path: Path, cache: Path, fs: float | None = None, leads: int | None = None, noise: str | None = None
+) -> RecordRows:
+    """:func:`record_rows`, kept in ``cache`` (an ``.npz`` per record, rate, leads and noise, remade when the code
+    that makes them changes: the features', the detector's and the noise's)."""
     import hashlib
 
+    from beatflow import synth
     from beatflow.classify import features
     from beatflow.detect import segment
     from beatflow.io.atomic import atomic_path
 
     sources = [Path(features.__file__), *sorted(Path(segment.__file__).parent.glob("*.py"))]
+    sources += [Path(synth.__file__)] if noise is not None else []
     code = hashlib.sha256(b"".join(source.read_bytes() for source in sources)).hexdigest()
     suffix = ("" if fs is None else f"_{fs:g}hz") + ("" if leads is None else f"_{leads}lead")
+    suffix += "" if noise is None else f"_{noise}-noise"
     file = cache / f"{path.parent.name}_{path.name}{suffix}.npz"
     if file.exists():
         with np.load(file, allow_pickle=False) as z:
@@ -138,8 +158,9 @@ def cached_rows(path: Path, cache: Path, fs: float | None = None, leads: int | N
                     (z["ti"], z["di"]),
                     leads,
                     z["alone"],
+                    noise,
                 )
-    rows = record_rows(path, fs, leads)
+    rows = record_rows(path, fs, leads, noise)
     with atomic_path(file) as tmp:
         np.savez(
             tmp,
@@ -158,13 +179,13 @@ def cached_rows(path: Path, cache: Path, fs: float | None = None, leads: int | N
 
 
 def database_rows(
-    data: Path, cache: Path | None = None, fs: float | None = None, leads: int | None = None
+    data: Path, cache: Path | None = None, fs: float | None = None, leads: int | None = None, noise: str | None = None
 ) -> list[RecordRows]:
-    """Every record (``*.hea`` with an ``.atr``) of the folder ``data``, resampled to ``fs`` (Hz) and cut to its
-    first ``leads`` where given."""
+    """Every record (``*.hea`` with an ``.atr``) of the folder ``data``, resampled to ``fs`` (Hz), cut to its
+    first ``leads`` and with the ``noise`` preset added where given."""
     paths = sorted(p.with_suffix("") for p in data.glob("*.hea") if p.with_suffix(".atr").exists())
     out = []
     for path in paths:
-        out.append(cached_rows(path, cache, fs, leads) if cache else record_rows(path, fs, leads))
+        out.append(cached_rows(path, cache, fs, leads, noise) if cache else record_rows(path, fs, leads, noise))
         print(f"{data.name}/{path.name}: {len(out[-1].peak)} beats", flush=True)
     return out
