@@ -105,9 +105,10 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     when given: a callable returning ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S;
     then, with ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
     (:mod:`beatflow.classify.fusion`), their ``class_p`` the probability that they are V or F; then the V beats
-    conducted with another shape (on time after the sinus P wave, their family too) N; last, the interpolated beats
-    whose QRS differs V and the sinus beats after them N. ``features``: the beats'
-    :data:`~beatflow.classify.features.NAMES`."""
+    conducted with another shape (on time after the sinus P wave, their family too) N; then the interpolated beats
+    whose QRS differs V and the sinus beats after them N; last, with ``signal``, the V beats whose QRS barely rises
+    over their leads' local noise Q (:mod:`beatflow.classify.noise`), their ``class_p`` the probability that they
+    are V or Q. ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.context import (
         conducted_aberrant,
         conducted_between_ventricular,
@@ -120,6 +121,7 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
         wide_in_bigeminy,
     )
     from beatflow.classify.fusion import fusion_beats
+    from beatflow.classify.noise import too_noisy
 
     prob = family_shared(prob, features)
     n = len(prob)
@@ -149,6 +151,9 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     ventricular, sinus = interpolated(time_s, cls, features)
     cls[ventricular], p[ventricular] = "V", p_v[ventricular]
     cls[sinus], p[sinus] = "N", either[sinus]
+    if signal is not None:
+        noisy = too_noisy(cls, time_s, signal)
+        cls[noisy], p[noisy] = "Q", p_v[noisy] + prob[noisy, CLASSES.index("Q")]
     return cls, p
 
 
