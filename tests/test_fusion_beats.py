@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from beatflow import synth
-from beatflow.classify import features, fusion, model
+from beatflow.classify import features, fusion, model, noise
 
 SINUS, VENTRICULAR = synth.WAVES["N"], synth.WAVES["V"]
 # a fusion beat: the sinus P wave, then half the sinus QRS and T wave and half the ventricular ones
@@ -77,6 +77,7 @@ def test_decide_gives_a_fusion_beat_the_probability_of_v_or_f(monkeypatch):
     """decide: a beat the fusion rule turns F keeps as class_p the probability that it is V or F."""
     prob = np.tile([0.02, 0.02, 0.9, 0.05, 0.01], (5, 1))
     monkeypatch.setattr(fusion, "fusion_beats", lambda *a: np.array([False, True, False, False, False]))
+    monkeypatch.setattr(noise, "too_noisy", lambda cls, *a: np.zeros(len(cls), bool))  # no signal to read
     cls, p = model.decide(prob, np.zeros((5, len(features.NAMES))), np.arange(5.0), lambda: None)
     assert list(cls) == ["V", "F", "V", "V", "V"] and p[1] == pytest.approx(0.95)
 

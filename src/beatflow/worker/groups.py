@@ -40,7 +40,8 @@ GROUPS = {
         TABLES + "torch lightgbm fractions scipy.ndimage scipy.signal scipy.optimize scipy.stats beatflow.learn.train "
         "beatflow.learn.adam beatflow.learn.augment beatflow.learn.model beatflow.score.scores beatflow.score.families "
         "beatflow.score.morphology beatflow.classify.features beatflow.classify.model beatflow.classify.kmeans "
-        "beatflow.classify.trees beatflow.holter.af beatflow.evaluate beatflow.io.arrays beatflow.io.truth",
+        "beatflow.classify.trees beatflow.classify.noise beatflow.detect.veto beatflow.holter.af beatflow.evaluate "
+        "beatflow.io.arrays beatflow.io.truth",  # detect.veto: the noise rule's recurring shapes
         ("cudf", "kvikio", "torch", "cupyx.scipy.signal"),  # score: the signal's reader, the classes' resampler
         warm_up="warm_up_learn",
     ),
