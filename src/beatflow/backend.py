@@ -43,6 +43,19 @@ class Backend:
         return self.xp.asnumpy(array) if self.gpu else array
 
 
+def backend_of(array) -> Backend:
+    """The backend ``array`` lies on: the GPU's for a cupy array (cupy is imported where one exists), else the
+    CPU's; it imports no GPU library."""
+    import sys
+
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(array, cupy.ndarray):
+        return Backend("gpu", cupy, "cupy array")
+    import numpy
+
+    return Backend("cpu", numpy, "numpy array")
+
+
 def _probe_gpu(modules: tuple[str, ...]) -> str:
     """Import the GPU libraries a stage uses and check for a device; return a one-line description or raise."""
     import importlib

@@ -65,16 +65,12 @@ def recurs(leads: list, fs: float, peaks: np.ndarray, suspect: np.ndarray) -> np
     """Mask over ``peaks`` of the ``suspect`` beats whose QRS shape recurs among the suspects in any of the
     ``leads`` (numpy or cupy arrays: :func:`beatflow.detect.veto.recurring` on each lead's QRS band, where the lead
     lies)."""
-    import sys
-
-    from beatflow.backend import Backend
+    from beatflow.backend import backend_of
     from beatflow.detect.veto import qrs_band, recurring
 
     out = np.zeros(len(peaks), bool)
     for x in leads:
-        cupy = sys.modules.get("cupy")
-        on_gpu = cupy is not None and isinstance(x, cupy.ndarray)
-        backend = Backend("gpu", cupy, "classes") if on_gpu else Backend("cpu", np, "classes")
+        backend = backend_of(x)
         out |= recurring(qrs_band(x, fs, backend.xp), fs, peaks, suspect, backend)
     return out
 

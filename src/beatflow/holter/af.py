@@ -63,8 +63,6 @@ per record (how these stages alone fare on DS1: ``docs/experiments/holter.md`` Â
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 from beatflow.dsp.filters import BUTTER_MIN_SAMPLES, butter_band_pass
@@ -393,9 +391,11 @@ def _p_wave(x: list, fs, t, supra, s: int, e: int, min_beats: int, default) -> f
 def samples_at(x, index: np.ndarray) -> np.ndarray:
     """``x[index]`` as numpy: a lead on the GPU (cupy) gives only these samples to the host, a
     :class:`beatflow.io.tables.LeadStretches` reads only the row groups that hold them."""
-    cupy = sys.modules.get("cupy")
-    if cupy is not None and isinstance(x, cupy.ndarray):
-        return x[cupy.asarray(index)].get()
+    from beatflow.backend import backend_of
+
+    backend = backend_of(x)
+    if backend.gpu:
+        return backend.to_host(x[backend.xp.asarray(index)])
     return np.asarray(x[index])
 
 
