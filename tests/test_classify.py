@@ -403,6 +403,25 @@ def test_the_conducted_beats_of_ventricular_bigeminy_classed_v_are_n():
     assert np.allclose(p[conducted], 0.1)
 
 
+def test_the_conducted_beats_of_bigeminy_the_trees_class_v_among_those_they_class_n_are_n_by_their_shape():
+    """The bigeminy above, its premature beats classed V and its conducted beats N but for three classed V: the
+    two whose QRS is that of the other conducted beats are N (MIT-BIH 207's conducted beats, unlike the record's
+    sinus template), the one with a QRS of its own stays V (the middle beat of a triplet after the pause, MIT-BIH
+    223's multiform beats); with no conducted beat of the pair's shape around them, neither goes."""
+    rr = np.r_[np.full(60, 0.8), np.tile([0.5, 1.1], 20), np.full(60, 0.8)]
+    times, cls = rhythm(rr)
+    cls[60:100:2], cls[[71, 81, 91]] = "V", "V"
+    f = np.zeros((len(rr), len(features.NAMES)), np.float32)
+    f[61:100:2, features.NAMES.index("qrs_corr_mean")] = 0.5  # the conducted beats' shape
+    f[91, features.NAMES.index("qrs_amp_mean")] = 0.6  # a shape of its own
+    assert np.flatnonzero(context.conducted_in_bigeminy(times, cls, f)).tolist() == [71, 81]
+    alone = f.copy()
+    others = np.setdiff1d(np.arange(61, 100, 2), [71, 81, 91])
+    alone[others, features.NAMES.index("qrs_amp_mean")] = -0.6
+    alone[81, features.NAMES.index("qrs_width_ratio")] = 0.6
+    assert not context.conducted_in_bigeminy(times, cls, alone).any()
+
+
 def test_a_single_beat_between_ventricular_beats_after_a_pause_and_the_sinus_p_wave_is_conducted():
     """Sinus rhythm at 0.8 s with ``V N V`` (coupling 0.5 s, the pause 1.1 s), all three classed V: the middle
     beat is N when its P wave reads as the sinus one (0.7) and its neighbours' do not (0.2); not when a

@@ -5,14 +5,19 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    after its compensatory pause is conducted from the atria (Langendorf, Pick and Winternitz, Circulation
    11:422–430, 1955: the long cycle brings on the next premature beat). Where the trees class a whole bigeminal
    stretch V — the conducted beats aberrant or in a bundle-branch block that the record's sinus template does not
-   show — the beats at the end of a pause (an interval more than :data:`ONSET` longer than both around it), every
-   other beat, :data:`BIGEMINY_BEATS` or more in a row, are N when their shape differs from that of the beats
-   between them (by :data:`~beatflow.classify.features.FAMILY_SAME` in a
-   :data:`~beatflow.classify.features.FAMILY_BY` median) and the pause is compensatory (its median more than
+   show, or only some of them — the beats at the end of a pause (an interval more than :data:`ONSET` longer than
+   both around it), every other beat, :data:`BIGEMINY_BEATS` or more in a row, each two with a beat classed V
+   between them, are N when their shape differs from that of the beats between them (by
+   :data:`~beatflow.classify.features.FAMILY_SAME` in a :data:`~beatflow.classify.features.FAMILY_BY` median)
+   and the pause is compensatory (its median more than
    ``ONSET`` longer than the NN intervals of the ``2 × LOCAL_BEATS`` beats on either side of the stretch, or
    where there are none, than the record's): two alternating shapes at alternating intervals, the long one a
    pause, are a premature focus and the conducted rhythm, not a ventricular run, which keeps its rate or, where
-   its cycle alternates (MIT-BIH 223), is faster than the sinus rhythm around it. A single such beat between two
+   its cycle alternates (MIT-BIH 223), is faster than the sinus rhythm around it. Where the trees class some of
+   those beats N, a beat classed V among them is N only where its QRS (:data:`QRS_BY`, each within
+   ``FAMILY_SAME``) is that of another of them: the conducted beats of one bigeminy share a shape (MIT-BIH 207's,
+   unlike the record's sinus template), while the middle beat of a ventricular triplet after the pause, a shape
+   of its own, stays V (MIT-BIH 223's multiform beats). A single such beat between two
    V beats (:func:`conducted_between_ventricular`) is N on its P wave instead: at the end of an interval more than
    ``ONSET`` longer than both around it, after a P wave of the sinus shape (correlation at least
    :data:`~beatflow.classify.fusion.P_WAVE`, read as in rule 5) by :data:`P_CONTRAST` more than either
@@ -95,6 +100,7 @@ ONSET = 0.15  # an interval this much shorter or longer than the one before star
 RESUME_BEATS = 3  # a run goes on after at most this many beats: not N (ectopic, extra detections) but for one
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
 BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
+QRS_BY = ("qrs_corr_mean", "qrs_amp_mean", "qrs_width_ratio")  # the QRS's figures of FAMILY_BY
 P_CONTRAST = 0.3  # a conducted beat's P wave reads this much more like the sinus one than a ventricular neighbour's
 IN_DOUBT = 0.2  # wide_in_bigeminy overturns the trees' N or S only where they give V at least this probability
 SINUS_P = 0.8  # a P wave this alike to the sinus template's reads as the sinus one (median record's sinus beats: 0.84)
@@ -193,29 +199,41 @@ def alternate_chains(stretch: np.ndarray, marked: np.ndarray):
 
 
 def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
-    """Which beats (a boolean mask) rule 1 of the module docstring turns from V to N: in a stretch of beats
-    classed V, a chain (:func:`alternate_chains`) of beats each at the end of an interval longer by more than
-    ``ONSET`` than the intervals on both sides of it and than the NN intervals around the stretch (the record's
-    where there are none), whose shapes (the :data:`~beatflow.classify.features.FAMILY_BY` medians) differ from
-    those of the beats between them by :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure.
-    ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    """Which beats (a boolean mask) rule 1 of the module docstring turns from V to N: over the beats classed V and
+    the beats at the end of an interval longer by more than ``ONSET`` than those on both sides of it between two
+    beats classed V, a chain (:func:`alternate_chains`) of such late beats, each two with a beat classed V between
+    them, the interval they end longer by more than ``ONSET`` than the NN intervals around the stretch (the
+    record's where there are none), and their shapes (the :data:`~beatflow.classify.features.FAMILY_BY` medians)
+    differing from those of the beats between them by :data:`~beatflow.classify.features.FAMILY_SAME` or more in
+    some figure: the chain's beats classed V, all where it holds no other class, else those whose
+    :data:`QRS_BY` figures are each within ``FAMILY_SAME`` of another chain beat's. ``features``: the beats'
+    :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
+    from beatflow.holter.quality import runs_of
 
     out = np.zeros(len(cls), bool)
     log_rr = beat_log_rr(time_s)
     _, late = early_and_late(log_rr)
     nn = np.r_[False, (cls[1:] == "N") & (cls[:-1] == "N")]  # beats that end an NN interval
+    ventricular = cls == "V"
+    figures = np.nan_to_num(np.column_stack([column(features, name) for name in FAMILY_BY]))
+    qrs = figures[:, [FAMILY_BY.index(name) for name in QRS_BY]]
 
-    def shape(rows):  # the rows' median family figures
-        return np.median(np.nan_to_num(np.column_stack([column(features, name)[rows] for name in FAMILY_BY])), 0)
-
-    for chain, start, end in alternate_chains(cls == "V", late):
-        apart = np.abs(shape(chain) - shape(chain[:-1] + 1))  # against the beats between
-        around = np.r_[max(start - 2 * LOCAL_BEATS, 0) : start, end : min(end + 2 * LOCAL_BEATS, len(cls))]
-        sinus = log_rr[around[nn[around]]]
-        sinus = sinus if len(sinus) else log_rr[nn]  # none near: the record's
-        compensatory = len(sinus) > 0 and np.median(log_rr[chain]) - np.median(sinus) > ONSET_STEP
-        out[chain] = (apart >= FAMILY_SAME).any() and compensatory
+    for whole, start, end in alternate_chains(ventricular | (late & flanked(ventricular)), late):
+        for first, last in runs_of(ventricular[whole[:-1] + 1]):  # the links with a V beat between (end exclusive)
+            chain = whole[first : last + 1]
+            if len(chain) < BIGEMINY_BEATS:
+                continue
+            apart = np.abs(np.median(figures[chain], 0) - np.median(figures[chain[:-1] + 1], 0))
+            around = np.r_[max(start - 2 * LOCAL_BEATS, 0) : start, end : min(end + 2 * LOCAL_BEATS, len(cls))]
+            sinus = log_rr[around[nn[around]]]
+            sinus = sinus if len(sinus) else log_rr[nn]  # none near: the record's
+            compensatory = len(sinus) > 0 and np.median(log_rr[chain]) - np.median(sinus) > ONSET_STEP
+            if not ((apart >= FAMILY_SAME).any() and compensatory):
+                continue
+            alike = (np.abs(qrs[chain][:, None] - qrs[chain][None]) < FAMILY_SAME).all(2)
+            np.fill_diagonal(alike, False)
+            out[chain] = ventricular[chain] & (alike.any(1) | ventricular[chain].all())
     return out
 
 
