@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-MIN_SNR = 2.0  # a QRS under twice its lead's local noise peaks in every lead cannot be classed by its shape
+MIN_SNR = 3.0  # a QRS under three times its lead's local noise peaks in every lead cannot be classed by its shape
 QRS_S = 0.05  # s: the QRS amplitude is looked for within this of the R peak
 HALF_S = 1.0  # s: the local noise is measured within this of the R peak
 NOISE_QUANTILE = 0.9  # ... as this quantile of the band's magnitude (the noise's peaks, not its typical size)
