@@ -67,6 +67,7 @@ def qrs_windows(leads: list, fs: float, peaks: np.ndarray, pad: int) -> np.ndarr
     ``pad`` samples wider each side, each lead's window centred."""
     from scipy.signal import resample_poly
 
+    from beatflow.detect.peaks import window_index
     from beatflow.dsp.filters import butter_band_pass
     from beatflow.holter.af import samples_at
 
@@ -77,7 +78,7 @@ def qrs_windows(leads: list, fs: float, peaks: np.ndarray, pad: int) -> np.ndarr
     lo, hi = lo - pad, hi + pad
     out = []
     for x in leads:
-        index = np.clip(peaks[:, None] + np.arange(-half, half + 1)[None, :], 0, len(x) - 1)
+        index = window_index(peaks, half, len(x), np)
         seg = butter_band_pass(samples_at(x, index).astype(np.float64), fs, *BAND_HZ)
         seg = resample_poly(seg, rate.numerator, rate.denominator, axis=1)[:, centre + lo : centre + hi]
         out.append(seg - seg.mean(-1, keepdims=True))

@@ -34,6 +34,7 @@ def snr(leads: list, fs: float, peaks: np.ndarray, which: np.ndarray) -> np.ndar
     """For the beats ``which`` (indices into ``peaks``, samples of ``leads``, increasing), the largest over the
     ``leads`` of the QRS amplitude over the local noise (the module docstring); infinite where a window holds
     no sample clear of the beats (a rate over 250 bpm)."""
+    from beatflow.detect.peaks import window_index
     from beatflow.detect.veto import BAND_HZ
     from beatflow.dsp.filters import butter_band_pass
     from beatflow.holter.af import samples_at
@@ -50,7 +51,7 @@ def snr(leads: list, fs: float, peaks: np.ndarray, which: np.ndarray) -> np.ndar
     qrs = np.abs(around - at[:, None]) <= round(QRS_S * fs)
     best = np.zeros(len(at))
     for x in leads:
-        index = np.clip(at[:, None] + np.arange(-half - pad, half + pad + 1)[None, :], 0, len(x) - 1)
+        index = window_index(at, half + pad, len(x), np)
         band = np.abs(butter_band_pass(samples_at(x, index).astype(np.float64), fs, *BAND_HZ))[:, pad:-pad]
         amplitude = np.where(qrs, band, 0.0).max(1)
         noise = np.full(len(at), np.nan)
