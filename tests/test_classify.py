@@ -349,6 +349,23 @@ def test_a_run_goes_on_across_a_ventricular_couplet_and_its_pause():
     assert np.flatnonzero(context.supraventricular_runs(rhythm(rr)[0], cls)).tolist() == list(range(81, 90))
 
 
+def test_a_run_goes_on_where_its_beats_keep_their_phase_across_a_false_or_a_missed_beat():
+    """A tachycardia at 0.42 s, its first beat S, through noise: a false detection splits one cycle (0.15 and
+    0.27 s), then a missed beat leaves 0.84 s, every beat classed N. The run keeps its phase across each (its
+    next beats a whole number of cycles after its last), so it goes on: every beat of it S but the beat that
+    ends the gap. Not where the rhythm comes back out of phase (the gap 0.63 s, 1.5 cycles: the run, too short
+    to recur, stopped and another began)."""
+
+    def record(gap_s: float):
+        rr = [0.8] * 60 + [0.42] * 8 + [0.15, 0.27] + [0.42] * 4 + [gap_s] + [0.42] * 30 + [0.8] * 40
+        cls = np.full(len(rr), "N")
+        cls[60] = "S"
+        return rhythm(np.array(rr))[0], cls
+
+    assert np.flatnonzero(context.supraventricular_runs(*record(0.84))).tolist() == [*range(61, 74), *range(75, 105)]
+    assert np.flatnonzero(context.supraventricular_runs(*record(0.63))).tolist() == list(range(61, 74))
+
+
 def test_a_sustained_run_that_stops_and_starts_again_at_its_rate_is_the_same_run():
     """A sustained tachycardia (30 beats at 0.42 s, its first beat S) stops for ventricular bigeminy and starts
     again 15 s later at 0.42 s, its first beat classed N (the trees no longer see it premature): the second

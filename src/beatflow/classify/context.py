@@ -56,10 +56,16 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    one at most (the beat that ends their pause, a stretch of its own where the pause is long), a stretch
    resumes at the run's own interval (within ``ONSET``), the run goes on (a premature beat, or a ventricular
    couplet, does not end a tachycardia), though the resumed stretch is no faster than the run around it and its
-   first beat, after the pause, is not premature. A *sustained* run (``LOCAL_BEATS`` beats or more) that stops *recurs*
-   where a sudden stretch starts within :data:`RECUR_S` of its end at its own interval (within ``ONSET``),
-   whatever the trees give its first beat: a re-entrant or focal tachycardia that starts again keeps its cycle
-   length, and once it is the record's rhythm its first beat is no longer premature against the beats around it.
+   first beat, after the pause, is not premature. So does a stretch of ``RUN_BEATS`` or more beats at the run's
+   own interval that keeps its phase (:func:`in_phase`): its first beat a whole number of cycles (the geometric
+   mean of the run's interval and its own), within ``ONSET`` of one, after the run's last, right after it or
+   after at most ``RESUME_BEATS`` beats of any class. A tachycardia whose beats keep coming on its cycle has
+   not stopped: in noise, the beats between are false detections and beats a burst moved or hid, whatever
+   their class, and the interval that starts a new stretch is the burst's, not the rhythm's. A *sustained* run
+   (``LOCAL_BEATS`` beats or more) that stops *recurs* where a sudden stretch starts within :data:`RECUR_S` of its
+   end at its own interval (within ``ONSET``), whatever the trees give its first beat: a re-entrant or focal
+   tachycardia that starts again keeps its cycle length, and once it is the record's rhythm its first beat is no
+   longer premature against the beats around it.
 4. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
    :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
    (Teijeiro et al. 2018).
@@ -142,6 +148,13 @@ def fast_chains(time_s: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.nda
     return starts[first], ends[last], np.maximum.reduceat(ratios, first), mean_rr
 
 
+def in_phase(span_s: float, cycle_s: float) -> bool:
+    """Whether a rhythm of cycle ``cycle_s`` goes on across ``span_s`` (from its last beat to the next stretch's
+    first): a whole number of cycles, within ``ONSET`` of one."""
+    cycles = span_s / cycle_s
+    return bool(round(cycles) >= 1 and abs(cycles - round(cycles)) <= ONSET)
+
+
 def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 3 of the module docstring turns from N to S."""
     out = np.zeros(len(cls), bool)
@@ -155,8 +168,10 @@ def supraventricular_runs(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
         begun = run[0] == "S" or (after_one and cls[start - 1] == "S")
         sudden = end - start >= RUN_BEATS and ratio <= 1 - ONSET
         own_rate = last_beats > 0 and abs(np.log(rr / last_rr)) <= ONSET_STEP
-        resumed = (  # the beats between, not N but for one, counted only where few: the last run may lie far back
-            own_rate and 0 < start - last_end <= RESUME_BEATS and (between != "N").sum() >= max(len(between) - 1, 1)
+        near = own_rate and 0 <= start - last_end <= RESUME_BEATS  # only where few: the last run may lie far back
+        resumed = near and (
+            (between != "N").sum() >= max(len(between) - 1, 1)  # the beats between not N but for one
+            or (end - start >= RUN_BEATS and in_phase(time_s[start] - time_s[last_end - 1], np.sqrt(rr * last_rr)))
         )
         recurs = sudden and own_rate and last_beats >= LOCAL_BEATS and time_s[start] - time_s[last_end - 1] <= RECUR_S
         if ((sudden and begun) or resumed or recurs) and run[0] != "V":
