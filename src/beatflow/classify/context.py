@@ -90,6 +90,13 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    less, by :data:`~beatflow.classify.features.FAMILY_SAME` or more, than the beats around it is V, and the beat
    after an interpolated V beat is N, not S: the trees see both beats early against the local rhythm and the
    first with a QRS only partly unlike the sinus one.
+7. *Supraventricular beats on time* (:func:`supraventricular_on_time`). A supraventricular ectopic beat is
+   premature (AAMI EC57's S class: atrial and junctional premature beats; escape beats and ectopic atrial rhythm
+   are N). Beats classed S, fewer than :data:`~beatflow.holter.af.RUN_BEATS` in a row, the first of them on time
+   (its interval within :data:`~beatflow.classify.fusion.ON_TIME` of the local median and of the interval
+   before), are N where they come on time: where noise hides the P wave and moves the shape figures, the trees
+   class sinus beats S (MIT-BIH 122 with the suite's heavy noise: 131 of them). Runs are left to rule 3 (a
+   tachycardia that recurs starts on time).
 
 A beat a rule moves to or between N and S keeps as ``class_p`` the probability that it is N or S; a beat a rule
 makes V, the probability the trees give V.
@@ -333,6 +340,21 @@ def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> 
     out = np.zeros(len(cls), bool)
     for start, end in detect_af(time_s, cls, signal=signal):
         out |= (time_s >= start) & (time_s <= end) & (cls == "S")
+    return out
+
+
+def supraventricular_on_time(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """Which beats (a boolean mask) rule 7 of the module docstring turns from S to N. ``features``: the beats'
+    :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.features import column
+    from beatflow.classify.fusion import on_time
+    from beatflow.holter.quality import runs_of
+
+    timely = on_time(column(features, "rr_pre_local")) & on_time(column(features, "rr_pre_prev"))
+    out = np.zeros(len(cls), bool)
+    for start, end in runs_of(cls == "S"):
+        if end - start < RUN_BEATS and timely[start]:
+            out[start:end] = timely[start:end]
     return out
 
 

@@ -102,7 +102,8 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     ventricular run whose cycle alternates V and the premature beats of a bigeminy wider than the beats between
     them V (where the trees doubt), the premature beats of atrial bigeminy and the N beats of a supraventricular
     run S, then the S beats inside atrial fibrillation or flutter N (its P-wave check on ``signal``
-    when given: a callable returning ``(leads, fs)``), such a beat's ``class_p`` the probability that it is N or S;
+    when given: a callable returning ``(leads, fs)``) and those on time, outside a run, N, such a beat's
+    ``class_p`` the probability that it is N or S;
     then, with ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
     (:mod:`beatflow.classify.fusion`), their ``class_p`` the probability that they are V or F; then the V beats
     conducted with another shape (on time after the sinus P wave, their family too) N; then the interpolated beats
@@ -117,6 +118,7 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
         interpolated,
         premature_between_ventricular,
         premature_in_bigeminy,
+        supraventricular_on_time,
         supraventricular_runs,
         wide_in_bigeminy,
     )
@@ -143,6 +145,8 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     cls[run], p[run] = "S", either[run]
     af = in_atrial_fibrillation(time_s, cls, signal)
     cls[af], p[af] = "N", either[af]
+    timely = supraventricular_on_time(cls, features)
+    cls[timely], p[timely] = "N", either[timely]
     if signal is not None:
         fused = fusion_beats(features, cls, p, time_s, signal)
         cls[fused], p[fused] = "F", p_v[fused] + prob[fused, CLASSES.index("F")]
