@@ -20,7 +20,7 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    of its own, stays V (MIT-BIH 223's multiform beats). A single such beat between two
    V beats (:func:`conducted_between_ventricular`) is N on its P wave instead: at the end of an interval more than
    ``ONSET`` longer than both around it, after a P wave of the sinus shape (correlation at least
-   :data:`~beatflow.classify.fusion.P_WAVE`, read as in rule 5) by :data:`P_CONTRAST` more than either
+   :data:`~beatflow.classify.fusion.P_WAVE`, read as in rule 6) by :data:`P_CONTRAST` more than either
    neighbour's, it is the sinus beat of a ventricular bigeminy, not the middle beat of a ventricular triplet,
    whose beats show no sinus P wave of their own and whose middle interval alone cannot part the two. The other
    way round (:func:`premature_between_ventricular`), a chain of beats classed N or S, every other beat, each
@@ -70,7 +70,14 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
    (Teijeiro et al. 2018).
 
-5. *Conducted with another shape* (:func:`conducted_aberrant`). A beat the trees class V that comes on time (its
+5. *Supraventricular beats on time* (:func:`supraventricular_on_time`). A supraventricular ectopic beat is
+   premature (AAMI EC57's S class: atrial and junctional premature beats; escape beats and ectopic atrial rhythm
+   are N). Beats classed S, fewer than :data:`~beatflow.holter.af.RUN_BEATS` in a row, the first of them on time
+   (its interval within :data:`~beatflow.classify.fusion.ON_TIME` of the local median and of the interval
+   before), are N where they come on time: where noise hides the P wave and moves the shape figures, the trees
+   class sinus beats S (MIT-BIH 122 with the suite's heavy noise: 131 of them). Runs are left to rule 3 (a
+   tachycardia that recurs starts on time).
+6. *Conducted with another shape* (:func:`conducted_aberrant`). A beat the trees class V that comes on time (its
    interval before within :data:`~beatflow.classify.fusion.ON_TIME` of the local median) after a P wave that
    reads as the sinus one (correlation with the sinus template's P wave, as recorded or with the previous beat's
    T wave taken out, at least :data:`SINUS_P`), in a shape family that as a whole comes on time after the sinus
@@ -80,7 +87,7 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    trees, trained on records with few intermittent bundle-branch beats, class such beats by their shape. The
    rule runs after the fusion rule, which takes the on-time beats whose QRS mixes the sinus and ventricular
    shapes.
-6. *Interpolated ventricular beats* (:func:`interpolated`). A ventricular premature beat that does not reach the
+7. *Interpolated ventricular beats* (:func:`interpolated`). A ventricular premature beat that does not reach the
    sinus node leaves the sinus rhythm undisturbed: the sinus beat after it comes one sinus cycle (the local
    median interval) after the one before it, within ``ONSET`` (the PR interval after an interpolated beat
    lengthens: concealed conduction into the AV node), and the rhythm goes on at its cycle; an atrial premature
@@ -90,13 +97,6 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    less, by :data:`~beatflow.classify.features.FAMILY_SAME` or more, than the beats around it is V, and the beat
    after an interpolated V beat is N, not S: the trees see both beats early against the local rhythm and the
    first with a QRS only partly unlike the sinus one.
-7. *Supraventricular beats on time* (:func:`supraventricular_on_time`). A supraventricular ectopic beat is
-   premature (AAMI EC57's S class: atrial and junctional premature beats; escape beats and ectopic atrial rhythm
-   are N). Beats classed S, fewer than :data:`~beatflow.holter.af.RUN_BEATS` in a row, the first of them on time
-   (its interval within :data:`~beatflow.classify.fusion.ON_TIME` of the local median and of the interval
-   before), are N where they come on time: where noise hides the P wave and moves the shape figures, the trees
-   class sinus beats S (MIT-BIH 122 with the suite's heavy noise: 131 of them). Runs are left to rule 3 (a
-   tachycardia that recurs starts on time).
 
 A beat a rule moves to or between N and S keeps as ``class_p`` the probability that it is N or S; a beat a rule
 makes V, the probability the trees give V.
@@ -344,7 +344,7 @@ def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> 
 
 
 def supraventricular_on_time(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
-    """Which beats (a boolean mask) rule 7 of the module docstring turns from S to N. ``features``: the beats'
+    """Which beats (a boolean mask) rule 5 of the module docstring turns from S to N. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import column
     from beatflow.classify.fusion import on_time
@@ -359,7 +359,7 @@ def supraventricular_on_time(cls: np.ndarray, features: np.ndarray) -> np.ndarra
 
 
 def conducted_aberrant(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
-    """Which beats (a boolean mask) rule 5 of the module docstring turns from V to N: classed V, on time after a
+    """Which beats (a boolean mask) rule 6 of the module docstring turns from V to N: classed V, on time after a
     P wave of the sinus shape (:func:`sinus_p_wave` at least :data:`SINUS_P`), their family too (its median
     prematurity and P-wave correlation). ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import column
@@ -372,7 +372,7 @@ def conducted_aberrant(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
 
 
 def interpolated(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Which beats (boolean masks) rule 6 of the module docstring turns from N or S to V, and from S to N (the
+    """Which beats (boolean masks) rule 7 of the module docstring turns from N or S to V, and from S to N (the
     sinus beats after interpolated V beats). ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_SAME, column
     from beatflow.classify.fusion import on_time

@@ -96,20 +96,13 @@ def family_shared(prob: np.ndarray, features: np.ndarray) -> np.ndarray:
 
 
 def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=None) -> tuple[np.ndarray, np.ndarray]:
-    """Each beat's class (the most probable after :func:`family_shared`) and ``class_p``, its probability; then the
-    rhythm context (:mod:`beatflow.classify.context`): the conducted beats of ventricular bigeminy N (a chain of
-    them, or a single one between two V beats with the sinus P wave its neighbours lack), the N or S beats of a
-    ventricular run whose cycle alternates V and the premature beats of a bigeminy wider than the beats between
-    them V (where the trees doubt), the premature beats of atrial bigeminy and the N beats of a supraventricular
-    run S, then the S beats inside atrial fibrillation or flutter N (its P-wave check on ``signal``
-    when given: a callable returning ``(leads, fs)``) and those on time, outside a run, N, such a beat's
-    ``class_p`` the probability that it is N or S;
-    then, with ``signal``, the V beats that lie between the record's sinus and ventricular shapes F
-    (:mod:`beatflow.classify.fusion`), their ``class_p`` the probability that they are V or F; then the V beats
-    conducted with another shape (on time after the sinus P wave, their family too) N; then the interpolated beats
-    whose QRS differs V and the sinus beats after them N; last, with ``signal``, the V beats whose QRS barely rises
-    over their leads' local noise Q (:mod:`beatflow.classify.noise`), their ``class_p`` the probability that they
-    are V or Q. ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    """Each beat's class (the most probable after :func:`family_shared`) and ``class_p``, its probability, then the
+    rules of :mod:`beatflow.classify.context` in order: bigeminy (rule 1), atrial bigeminy and supraventricular runs
+    (2, 3), AF (4; its P-wave check on ``signal`` when given: a callable returning ``(leads, fs)``), S on time
+    (5); with ``signal`` fusion (:mod:`beatflow.classify.fusion`); conducted with another shape and interpolated
+    beats (6, 7); last, with ``signal``, noise (:mod:`beatflow.classify.noise`). A beat a rule makes N or S keeps as
+    ``class_p`` the probability that it is N or S; V, P(V); F, P(V) + P(F); Q, P(V) + P(Q). ``features``: the
+    beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.context import (
         conducted_aberrant,
         conducted_between_ventricular,
