@@ -72,15 +72,14 @@ def test_conducted_aberrant_needs_the_beat_and_its_family_on_time_after_the_sinu
 
 def test_beats_classed_s_on_time_outside_a_run_are_n():
     """Beats classed S in a rhythm at 0.8 s: one on time (its interval within ON_TIME of the local median and of
-    the one before) and an on-time pair are N; a premature one (0.6 s) and its on-time successor (a pair begun
-    early), and three on time in a row (a run: rule 3's), stay S."""
+    the one before) and an on-time pair are N; a premature one (0.6 s) and the beat after it (a pair begun early),
+    and three on time in a row (a run: rule 3's), stay S."""
     rr = np.full(60, 0.8)
     rr[30] = 0.6
     times, cls = rhythm(rr)
     cls[[10, 20, 21, 30, 31, 40, 41, 42]] = "S"
     f = np.zeros((len(times), len(features.NAMES)), np.float32)
-    local = rr / np.median(rr)
-    f[:, features.NAMES.index("rr_pre_local")] = local
+    f[:, features.NAMES.index("rr_pre_local")] = rr / np.median(rr)
     f[:, features.NAMES.index("rr_pre_prev")] = rr / np.r_[rr[0], rr[:-1]]
     assert np.flatnonzero(context.supraventricular_on_time(cls, f)).tolist() == [10, 20, 21]
 
