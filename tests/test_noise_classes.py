@@ -1,7 +1,7 @@
 """Beats too noisy to class (beatflow.classify.noise) on synthetic records whose beats are known: a ventricular
 beat stays V where one of its leads shows its QRS clearly or where its shape recurs, and becomes Q where noise in
 the QRS band buries it in every lead; the rule reads the signal only where there are V beats, and decide applies
-it."""
+it. The conducted beat of a bigeminy that noise hides is N."""
 
 import numpy as np
 import pytest
@@ -82,3 +82,48 @@ def test_decide_classes_a_buried_ventricular_beat_q_with_its_probability_of_v_or
     assert buried.sum() >= 6 and (cls[buried] == "Q").all() and (cls[(kinds == "V") & ~buried] == "V").all()
     shared = model.family_shared(prob, f)
     np.testing.assert_allclose(p[buried], shared[buried, 2] + shared[buried, 4])
+
+
+def bigeminy(fs: float, rr_run: float = 0.0, seed: int = 0):
+    """60 sinus beats at 0.8 s, 40 cycles of ventricular bigeminy (the premature beat at 0.5 s, the conducted beat
+    after a 1.1 s pause), 20 sinus beats; with ``rr_run``, the bigeminy's intervals are a ventricular rhythm's
+    instead, its every other interval 20 % longer (no pause: all under the sinus cycle). White noise of 2 mV rms
+    in both leads over the middle of the bigeminy. The leads, kinds, times and the conducted beats' mask."""
+    rr = np.r_[np.full(60, 0.8), np.tile([0.5, 1.1], 40), np.full(20, 0.8)]
+    kinds = np.r_[np.full(60, "N"), np.tile(["V", "N"], 40), np.full(20, "N")]
+    if rr_run:
+        rr[60:140] = np.tile([rr_run, 1.2 * rr_run], 40)
+        kinds[60:140] = "V"
+    times = 0.5 + np.cumsum(rr)
+    n = round((times[-1] + 1.0) * fs)
+    rng = np.random.default_rng(seed)
+    leads = [synth._render_waves(n, fs, times, kinds, rr, i) + 0.01 * rng.standard_normal(n) for i in range(2)]
+    burst = slice(round(times[90] * fs), round(times[120] * fs))
+    for lead in leads:
+        lead[burst] += 2.0 * rng.standard_normal(burst.stop - burst.start)
+    conducted = np.zeros(len(rr), bool)
+    conducted[61:140:2] = True
+    return leads, kinds, times, conducted
+
+
+def test_a_bigeminys_conducted_beat_that_noise_hides_is_n_and_a_clear_one_keeps_its_class():
+    """The beats of a bigeminy all classed V (as the trees class MIT-BIH 106's in a muscle burst): the conducted
+    beats (each after a pause, every other beat) whose QRS the burst hides are N, most of them (noise alone reads
+    about 1.5, under PAUSE_SNR); those outside it, with a clear QRS, and the premature beats stay V. In a
+    ventricular rhythm whose every other interval is 20 % longer, under the sinus cycle (no pause), no beat is."""
+    from beatflow.classify import features
+
+    fs = 250.0
+    leads, kinds, times, conducted = bigeminy(fs)
+    peaks = np.round(times * fs).astype(np.int64)
+    f = features.beat_features(leads, fs, peaks)
+    cls = np.full(len(kinds), "N")
+    cls[60:140] = "V"
+    signal = lambda: ({"a": leads[0], "b": leads[1]}, fs)  # noqa: E731
+    got = noise.conducted_in_noise(cls, times, f, signal)
+    in_burst = (times > times[90] + noise.HALF_S) & (times < times[120] - noise.HALF_S)
+    assert got[conducted & in_burst].mean() >= 0.75
+    assert not got[conducted & (times < times[90] - noise.HALF_S)].any() and not got[~conducted].any()
+    leads, kinds, times, _ = bigeminy(fs, rr_run=0.4)
+    f = features.beat_features(leads, fs, np.round(times * fs).astype(np.int64))
+    assert not noise.conducted_in_noise(kinds, times, f, lambda: ({"a": leads[0], "b": leads[1]}, fs)).any()

@@ -100,23 +100,10 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     rules of :mod:`beatflow.classify.context` in order: bigeminy (rule 1), atrial bigeminy and supraventricular runs
     (2, 3), AF (4; its P-wave check on ``signal`` when given: a callable returning ``(leads, fs)``), S on time
     (5); with ``signal`` fusion (:mod:`beatflow.classify.fusion`); conducted with another shape and interpolated
-    beats (6, 7); last, with ``signal``, noise (:mod:`beatflow.classify.noise`). A beat a rule makes N or S keeps as
-    ``class_p`` the probability that it is N or S; V, P(V); F, P(V) + P(F); Q, P(V) + P(Q). ``features``: the
-    beats' :data:`~beatflow.classify.features.NAMES`."""
-    from beatflow.classify.context import (
-        conducted_aberrant,
-        conducted_between_ventricular,
-        conducted_in_bigeminy,
-        in_atrial_fibrillation,
-        interpolated,
-        premature_between_ventricular,
-        premature_in_bigeminy,
-        supraventricular_on_time,
-        supraventricular_runs,
-        wide_in_bigeminy,
-    )
-    from beatflow.classify.fusion import fusion_beats
-    from beatflow.classify.noise import too_noisy
+    beats (6, 7); last, with ``signal``, the noise rules (:mod:`beatflow.classify.noise`). A beat a rule makes N
+    or S keeps as ``class_p`` the probability that it is N or S; V, P(V); F, P(V) + P(F); Q, P(V) + P(Q).
+    ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify import context, fusion, noise
 
     prob = family_shared(prob, features)
     n = len(prob)
@@ -124,33 +111,35 @@ def decide(prob: np.ndarray, features: np.ndarray, time_s: np.ndarray, signal=No
     cls, p = np.array(CLASSES)[best], prob[np.arange(n), best]
     either = prob[:, CLASSES.index("N")] + prob[:, CLASSES.index("S")]
     p_v = prob[:, CLASSES.index("V")]
-    conducted = conducted_in_bigeminy(time_s, cls, features)
+    conducted = context.conducted_in_bigeminy(time_s, cls, features)
     cls[conducted], p[conducted] = "N", either[conducted]
-    conducted = conducted_between_ventricular(time_s, cls, features)
+    conducted = context.conducted_between_ventricular(time_s, cls, features)
     cls[conducted], p[conducted] = "N", either[conducted]
-    alternating = premature_between_ventricular(time_s, cls, features)
+    alternating = context.premature_between_ventricular(time_s, cls, features)
     cls[alternating], p[alternating] = "V", p_v[alternating]
-    wide = wide_in_bigeminy(time_s, cls, features, p_v)
+    wide = context.wide_in_bigeminy(time_s, cls, features, p_v)
     cls[wide], p[wide] = "V", p_v[wide]
-    premature = premature_in_bigeminy(time_s, cls)
+    premature = context.premature_in_bigeminy(time_s, cls)
     cls[premature], p[premature] = "S", either[premature]
-    run = supraventricular_runs(time_s, cls)
+    run = context.supraventricular_runs(time_s, cls)
     cls[run], p[run] = "S", either[run]
-    af = in_atrial_fibrillation(time_s, cls, signal)
+    af = context.in_atrial_fibrillation(time_s, cls, signal)
     cls[af], p[af] = "N", either[af]
-    timely = supraventricular_on_time(cls, features)
+    timely = context.supraventricular_on_time(cls, features)
     cls[timely], p[timely] = "N", either[timely]
     if signal is not None:
-        fused = fusion_beats(features, cls, p, time_s, signal)
+        fused = fusion.fusion_beats(features, cls, p, time_s, signal)
         cls[fused], p[fused] = "F", p_v[fused] + prob[fused, CLASSES.index("F")]
-    aberrant = conducted_aberrant(cls, features)
+    aberrant = context.conducted_aberrant(cls, features)
     cls[aberrant], p[aberrant] = "N", either[aberrant]
-    ventricular, sinus = interpolated(time_s, cls, features)
+    ventricular, sinus = context.interpolated(time_s, cls, features)
     cls[ventricular], p[ventricular] = "V", p_v[ventricular]
     cls[sinus], p[sinus] = "N", either[sinus]
     if signal is not None:
-        noisy = too_noisy(cls, time_s, signal)
+        noisy = noise.too_noisy(cls, time_s, signal)
         cls[noisy], p[noisy] = "Q", p_v[noisy] + prob[noisy, CLASSES.index("Q")]
+        conducted = noise.conducted_in_noise(cls, time_s, features, signal)
+        cls[conducted], p[conducted] = "N", either[conducted]
     return cls, p
 
 

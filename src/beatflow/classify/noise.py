@@ -9,6 +9,15 @@ on each lead's QRS band, the beats classed V its suspects: look-alikes among 1 %
 ventricular tachycardia whose wide complexes fill the QRS band between its beats (MIT-BIH 205), where a burst's
 detections and the sinus beats it deforms have none.
 
+Where the shape is hard to read, the rhythm says more. A beat classed V between two beats classed V, at the end
+of an interval more than ``ONSET`` longer than both around it, at least ``1 − ONSET`` of the sustained sinus
+interval (``rr_pre_sustained``: a pause, not a beat of a fast ventricular rhythm), and with the beat two before
+or two after it also at the end of such an interval (the pattern alternates), sits where a ventricular bigeminy
+puts its conducted beat; where its QRS rises less than :data:`PAUSE_SNR` times above its leads' noise, it is N
+(:func:`conducted_in_noise`): a burst deforms the conducted beat of MIT-BIH 106's bigeminy and the trees read
+`V N V` as a ventricular run. A clear QRS (the middle beat of MIT-BIH 223's triplets after a pause, of a shape of
+its own) keeps its class.
+
 Per lead, about each such beat: the lead band-passed to the detector's QRS band
 (:data:`beatflow.detect.veto.BAND_HZ`, baseline wander and T waves out), the QRS amplitude its largest magnitude
 within :data:`QRS_S` of the R peak, the noise the :data:`NOISE_QUANTILE` quantile of the magnitude within
@@ -23,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 MIN_SNR = 3.0  # a QRS under three times its lead's local noise peaks in every lead cannot be classed by its shape
+PAUSE_SNR = 5.0  # ... and under five times does not outweigh the timing of a bigeminy's conducted beat
 QRS_S = 0.05  # s: the QRS amplitude is looked for within this of the R peak
 HALF_S = 1.0  # s: the local noise is measured within this of the R peak
 NOISE_QUANTILE = 0.9  # ... as this quantile of the band's magnitude (the noise's peaks, not its typical size)
@@ -84,10 +94,36 @@ def too_noisy(cls: np.ndarray, time_s: np.ndarray, signal) -> np.ndarray:
     which = np.flatnonzero(cls == "V")
     if len(which) == 0:
         return out
-    leads, fs = signal()
-    leads = list(leads.values())
-    peaks = np.round(np.asarray(time_s) * fs).astype(np.int64)
+    leads, fs, peaks = leads_and_peaks(signal, time_s)
     low = which[snr(leads, fs, peaks, which) < MIN_SNR]
     if len(low):
         out[low] = ~recurs(leads, fs, peaks, cls == "V")[low]
     return out
+
+
+def conducted_in_noise(cls: np.ndarray, time_s: np.ndarray, features: np.ndarray, signal) -> np.ndarray:
+    """Which beats (a boolean mask) the module docstring's second rule turns from V to N; ``signal`` as for
+    :func:`too_noisy`, called only where such a beat is found. ``features``: the beats'
+    :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.context import ONSET, beat_log_rr, early_and_late
+    from beatflow.classify.features import column
+
+    out = np.zeros(len(cls), bool)
+    _, late = early_and_late(beat_log_rr(time_s))
+    v = cls == "V"
+    with np.errstate(invalid="ignore"):
+        paused = late & (column(features, "rr_pre_sustained") >= 1 - ONSET)
+    alternates = np.r_[False, False, late[:-2]] | np.r_[late[2:], False, False]
+    which = np.flatnonzero(v & paused & alternates & np.r_[False, v[:-1]] & np.r_[v[1:], False])
+    if len(which) == 0:
+        return out
+    leads, fs, peaks = leads_and_peaks(signal, time_s)
+    out[which[snr(leads, fs, peaks, which) < PAUSE_SNR]] = True
+    return out
+
+
+def leads_and_peaks(signal, time_s: np.ndarray) -> tuple[list, float, np.ndarray]:
+    """The leads (a list), their rate and the beats' samples from ``signal`` (a callable returning ``(leads, fs)``,
+    leads a name → array mapping) and the beats' times."""
+    leads, fs = signal()
+    return list(leads.values()), fs, np.round(np.asarray(time_s) * fs).astype(np.int64)
