@@ -1,13 +1,13 @@
-"""Beats too noisy to class (EC57's Q, unclassifiable). Noise that reaches the QRS band (muscle, electrode motion)
-makes a sinus beat's shape unlike the record's templates and is itself detected now and then; the trees, which
-learnt shape against those templates, call such beats V, and a few in a row make a false ventricular run. A beat
-classed V whose QRS, in the clearest of its leads, rises less than :data:`MIN_SNR` times above the peaks of that
-lead's local noise, and whose shape recurs in none of its leads, is Q: the evidence of a ventricular origin is the
-shape, and there is none to read (the Holter practice of leaving beats in artefact unclassified rather than
-counting them as ectopy). A shape that recurs is read: the detector's test (:func:`beatflow.detect.veto.recurring`
-on each lead's QRS band, the beats classed V its suspects: look-alikes among 1 % of the beats) keeps a
-ventricular tachycardia whose wide complexes fill the QRS band between its beats (MIT-BIH 205), where a burst's
-detections and the sinus beats it deforms have none.
+"""Beats classed V whose shape noise hides: Q (EC57's unclassifiable), or N where a bigeminy's timing says
+conducted. Noise that reaches the QRS band (muscle, electrode motion) makes a sinus beat's shape unlike the record's
+templates and is itself detected now and then; the trees, which learnt shape against those templates, call such
+beats V, and a few in a row make a false ventricular run. A beat classed V whose QRS, in the clearest of its leads,
+rises less than :data:`MIN_SNR` times above the peaks of that lead's local noise, and whose shape recurs in none of
+its leads, is Q: the evidence of a ventricular origin is the shape, and there is none to read (the Holter practice
+of leaving beats in artefact unclassified rather than counting them as ectopy). A shape that recurs is read: the
+detector's test (:func:`beatflow.detect.veto.recurring` on each lead's QRS band, the beats classed V its suspects:
+look-alikes among 1 % of the beats) keeps a ventricular tachycardia whose wide complexes fill the QRS band between
+its beats (MIT-BIH 205), where a burst's detections and the sinus beats it deforms have none.
 
 Where the shape is hard to read, the rhythm says more. A beat classed V between two beats classed V, at the end
 of an interval more than ``ONSET`` longer than both around it, at least ``1 − ONSET`` of the sustained sinus
