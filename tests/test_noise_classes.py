@@ -9,21 +9,31 @@ import pytest
 from beatflow import synth
 from beatflow.classify import noise
 
+START_S = 0.5  # the first beat comes this long after its interval into the record
+
+
+def rendered(rr: np.ndarray, kinds: np.ndarray, fs: float, burst_s: tuple[float, float], noisy_leads, seed: int):
+    """Two leads of beats ``kinds`` at intervals ``rr`` (from ``START_S``) with 0.01 mV of white noise, white noise
+    of 2 mV rms (a muscle burst larger than the QRS in its band) added to the ``noisy_leads`` over ``burst_s``; the
+    leads and the beats' times."""
+    times = START_S + np.cumsum(rr)
+    n = round((times[-1] + 1.0) * fs)
+    rng = np.random.default_rng(seed)
+    leads = [synth._render_waves(n, fs, times, kinds, rr, i) + 0.01 * rng.standard_normal(n) for i in range(2)]
+    burst = slice(round(burst_s[0] * fs), round(burst_s[1] * fs))
+    for i in noisy_leads:
+        leads[i][burst] += 2.0 * rng.standard_normal(burst.stop - burst.start)
+    return leads, times
+
 
 def record(fs: float, noisy_leads: tuple[int, ...], seed: int = 0):
-    """120 beats at 75 bpm, every 6th a ventricular premature beat; white noise of 2 mV rms (a muscle burst
-    larger than the QRS in its band) added to the ``noisy_leads`` from 40 to 80 s; the leads, R peaks, kinds, times."""
+    """120 beats at 75 bpm, every 6th a ventricular premature beat; the burst in the ``noisy_leads`` from 40 to
+    80 s; the leads, R peaks, kinds, times."""
     kinds = np.full(120, "N")
     kinds[6::6] = "V"
     rr = np.full(120, 0.8)
     rr[6::6], rr[7::6] = 0.52, 1.08
-    times = 0.5 + np.cumsum(rr)
-    n = round((times[-1] + 1.0) * fs)
-    rng = np.random.default_rng(seed)
-    leads = [synth._render_waves(n, fs, times, kinds, rr, i) + 0.01 * rng.standard_normal(n) for i in range(2)]
-    burst = slice(round(40 * fs), round(80 * fs))
-    for i in noisy_leads:
-        leads[i][burst] += 2.0 * rng.standard_normal(burst.stop - burst.start)
+    leads, times = rendered(rr, kinds, fs, (40.0, 80.0), noisy_leads, seed)
     return leads, np.round(times * fs).astype(np.int64), kinds, times
 
 
@@ -94,13 +104,8 @@ def bigeminy(fs: float, rr_run: float = 0.0, seed: int = 0):
     if rr_run:
         rr[60:140] = np.tile([rr_run, 1.2 * rr_run], 40)
         kinds[60:140] = "V"
-    times = 0.5 + np.cumsum(rr)
-    n = round((times[-1] + 1.0) * fs)
-    rng = np.random.default_rng(seed)
-    leads = [synth._render_waves(n, fs, times, kinds, rr, i) + 0.01 * rng.standard_normal(n) for i in range(2)]
-    burst = slice(round(times[90] * fs), round(times[120] * fs))
-    for lead in leads:
-        lead[burst] += 2.0 * rng.standard_normal(burst.stop - burst.start)
+    burst_s = (START_S + rr[:91].sum(), START_S + rr[:121].sum())  # beats 90 to 120
+    leads, times = rendered(rr, kinds, fs, burst_s, (0, 1), seed)
     conducted = np.zeros(len(rr), bool)
     conducted[61:140:2] = True
     return leads, kinds, times, conducted
