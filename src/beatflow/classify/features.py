@@ -245,6 +245,13 @@ def _best_shift(x, peaks, template, lo: int, shift: int, xp):
     return out
 
 
+def leads_and_peaks(signal, time_s: np.ndarray) -> tuple[list, float, np.ndarray]:
+    """The leads (a list), their rate and the beats' samples from ``signal`` (a callable returning ``(leads, fs)``,
+    leads a name → array mapping) and the beats' times."""
+    leads, fs = signal()
+    return list(leads.values()), fs, np.round(np.asarray(time_s) * fs).astype(np.int64)
+
+
 def window_samples(fs: float, window: tuple[float, float]) -> tuple[int, int]:
     return round(window[0] * fs), max(round(window[0] * fs) + 3, round(window[1] * fs))
 

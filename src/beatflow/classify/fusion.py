@@ -34,6 +34,7 @@ from beatflow.classify.features import (
     WINDOWS_S,
     column,
     is_regular,
+    leads_and_peaks,
     window_samples,
 )
 from beatflow.dsp.templates import shifted, spread, template
@@ -118,9 +119,8 @@ def fusion_beats(features: np.ndarray, cls: np.ndarray, class_p: np.ndarray, tim
     sinus = np.flatnonzero((cls == "N") & regular)
     if len(chosen) == 0 or len(ventricular) < MIN_VENTRICULAR or len(sinus) < MIN_REGULAR:
         return out
-    leads, fs = signal()
-    leads = list(leads.values())[:2]
-    peaks = np.round(np.asarray(time_s) * fs).astype(np.int64)
+    leads, fs, peaks = leads_and_peaks(signal, time_s)
+    leads = leads[:2]
     pad = max(1, round(SHIFT_S * FEATURE_FS))
     sinus_template = template(qrs_windows(leads, fs, peaks[spread(sinus, TEMPLATE_BEATS)], 2 * pad), pad)
     v_template = template(qrs_windows(leads, fs, peaks[spread(ventricular, TEMPLATE_BEATS)], 2 * pad), pad)

@@ -90,6 +90,8 @@ def too_noisy(cls: np.ndarray, time_s: np.ndarray, signal) -> np.ndarray:
     """Which beats (a boolean mask) the module docstring turns from V to Q; ``signal``: a callable returning
     ``(leads, fs)``, called only where the record has beats classed V; the shapes compared only where some of
     them rise under :data:`MIN_SNR`."""
+    from beatflow.classify.features import leads_and_peaks
+
     out = np.zeros(len(cls), bool)
     which = np.flatnonzero(cls == "V")
     if len(which) == 0:
@@ -105,8 +107,8 @@ def conducted_in_noise(cls: np.ndarray, time_s: np.ndarray, features: np.ndarray
     """Which beats (a boolean mask) the module docstring's second rule turns from V to N; ``signal`` as for
     :func:`too_noisy`, called only where such a beat is found. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
-    from beatflow.classify.context import ONSET, beat_log_rr, early_and_late
-    from beatflow.classify.features import column
+    from beatflow.classify.context import ONSET, beat_log_rr, early_and_late, flanked
+    from beatflow.classify.features import column, leads_and_peaks
 
     out = np.zeros(len(cls), bool)
     _, late = early_and_late(beat_log_rr(time_s))
@@ -114,16 +116,9 @@ def conducted_in_noise(cls: np.ndarray, time_s: np.ndarray, features: np.ndarray
     with np.errstate(invalid="ignore"):
         paused = late & (column(features, "rr_pre_sustained") >= 1 - ONSET)
     alternates = np.r_[False, False, late[:-2]] | np.r_[late[2:], False, False]
-    which = np.flatnonzero(v & paused & alternates & np.r_[False, v[:-1]] & np.r_[v[1:], False])
+    which = np.flatnonzero(v & paused & alternates & flanked(v))
     if len(which) == 0:
         return out
     leads, fs, peaks = leads_and_peaks(signal, time_s)
     out[which[snr(leads, fs, peaks, which) < PAUSE_SNR]] = True
     return out
-
-
-def leads_and_peaks(signal, time_s: np.ndarray) -> tuple[list, float, np.ndarray]:
-    """The leads (a list), their rate and the beats' samples from ``signal`` (a callable returning ``(leads, fs)``,
-    leads a name → array mapping) and the beats' times."""
-    leads, fs = signal()
-    return list(leads.values()), fs, np.round(np.asarray(time_s) * fs).astype(np.int64)
