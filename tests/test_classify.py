@@ -472,6 +472,25 @@ def test_a_single_beat_between_ventricular_beats_after_a_pause_and_the_sinus_p_w
     assert classes(np.r_[np.full(20, 0.8), 0.45, 0.45, 0.45, 1.1, np.full(20, 0.8)], [0.2, 0.7, 0.2]) == []
 
 
+def test_a_single_beat_between_ventricular_beats_after_a_compensatory_pause_and_the_sinus_qrs_is_conducted():
+    """Sinus rhythm at 0.8 s with ``V N V`` (coupling 0.5 s, the pause 1.1 s), all three classed V and no P wave
+    read: the middle beat is N when its QRS correlates with the sinus template (0.8) by 0.3 more than its
+    neighbours' (0.2) and it ends a pause (1.1 s against the sustained 0.8 s); not when a neighbour's QRS is as
+    sinus-like, nor where the middle interval is no pause of the rhythm (a fast run whose cycle alternates)."""
+
+    def classes(qrs, sustained=1.1 / 0.8):
+        times, cls = rhythm(np.r_[np.full(20, 0.8), 0.5, 1.1, 0.5, 1.1, np.full(20, 0.8)])
+        cls[20:23] = "V"
+        f = np.zeros((len(times), len(features.NAMES)), np.float32)
+        f[20:23, features.NAMES.index("qrs_corr_mean")] = qrs
+        f[21, features.NAMES.index("rr_pre_sustained")] = sustained
+        return np.flatnonzero(context.conducted_between_ventricular(times, cls, f)).tolist()
+
+    assert classes([0.2, 0.8, 0.2]) == [21]
+    assert classes([0.2, 0.8, 0.6]) == []
+    assert classes([0.2, 0.8, 0.2], sustained=0.7) == []
+
+
 def test_the_premature_beats_of_atrial_bigeminy_classed_n_are_s():
     """Sinus rhythm at 0.9 s, then 20 cycles of atrial bigeminy (a premature beat at 0.55 s, the pause 1.2 s)
     that the trees class N throughout: each premature beat is S and each beat after a pause N; sinus rhythm

@@ -18,11 +18,14 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    ``FAMILY_SAME``) is that of another of them: the conducted beats of one bigeminy share a shape (MIT-BIH 207's,
    unlike the record's sinus template), while the middle beat of a ventricular triplet after the pause, a shape
    of its own, stays V (MIT-BIH 223's multiform beats). A single such beat between two
-   V beats (:func:`conducted_between_ventricular`) is N on its P wave instead: at the end of an interval more than
-   ``ONSET`` longer than both around it, after a P wave of the sinus shape (correlation at least
-   :data:`~beatflow.classify.fusion.P_WAVE`, read as in rule 6) by :data:`P_CONTRAST` more than either
-   neighbour's, it is the sinus beat of a ventricular bigeminy, not the middle beat of a ventricular triplet,
-   whose beats show no sinus P wave of their own and whose middle interval alone cannot part the two. The other
+   V beats (:func:`conducted_between_ventricular`) is N on its P wave or its QRS instead: at the end of an
+   interval more than ``ONSET`` longer than both around it, after a P wave of the sinus shape (correlation at
+   least :data:`~beatflow.classify.fusion.P_WAVE`, read as in rule 6) by :data:`CONTRAST` more than either
+   neighbour's, or ending a pause (at least ``1 − ONSET`` of the sustained rhythm's interval,
+   ``rr_pre_sustained``) with a QRS that correlates with the sinus template by ``CONTRAST`` more than either
+   neighbour's, it is the sinus beat of a ventricular bigeminy or after a ventricular beat's compensatory pause,
+   not the middle beat of a ventricular triplet, whose beats show no sinus P wave of their own, come at the
+   run's fast cycle, and whose middle interval alone cannot part the two. The other
    way round (:func:`premature_between_ventricular`), a chain of beats classed N or S, every other beat, each
    between two V beats at the end of an interval more than ``ONSET`` shorter than both around it and without a
    P wave of the sinus shape, are V: so soon after a ventricular beat, with no P wave, a beat is not conducted,
@@ -114,7 +117,7 @@ RESUME_BEATS = 3  # a run goes on after at most this many beats: not N (ectopic,
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
 BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
 QRS_BY = ("qrs_corr_mean", "qrs_amp_mean", "qrs_width_ratio")  # the QRS's figures of FAMILY_BY
-P_CONTRAST = 0.3  # a conducted beat's P wave reads this much more like the sinus one than a ventricular neighbour's
+CONTRAST = 0.3  # a conducted beat's P wave or QRS reads this much more like the sinus one's than a V neighbour's
 IN_DOUBT = 0.2  # wide_in_bigeminy overturns the trees' N or S only where they give V at least this probability
 SINUS_P = 0.8  # a P wave this alike to the sinus template's reads as the sinus one (median record's sinus beats: 0.84)
 ONSET_STEP = float(-np.log(1 - ONSET))  # ONSET as a step of log RR (either way)
@@ -276,17 +279,25 @@ def sinus_p_wave(features: np.ndarray) -> np.ndarray:
 def conducted_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 1's single-beat case turns from V to N: classed V between two beats
     classed V, at the end of an interval more than ``ONSET`` longer than both around it, after a P wave
-    (:func:`sinus_p_wave`) of at least :data:`~beatflow.classify.fusion.P_WAVE` and :data:`P_CONTRAST` above
+    (:func:`sinus_p_wave`) of at least :data:`~beatflow.classify.fusion.P_WAVE` and :data:`CONTRAST` above both
+    neighbours', or with ``rr_pre_sustained`` at least ``1 − ONSET`` and a ``qrs_corr_mean`` ``CONTRAST`` above
     both neighbours'. ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.features import column
     from beatflow.classify.fusion import P_WAVE
 
     _, late = early_and_late(beat_log_rr(time_s))
-    p_wave = sinus_p_wave(features)
     ventricular = cls == "V"
-    between = ventricular & flanked(ventricular)
-    contrast = p_wave - np.fmax(np.r_[np.nan, p_wave[:-1]], np.r_[p_wave[1:], np.nan])
+    between = ventricular & flanked(ventricular) & late
+    p_wave, qrs = sinus_p_wave(features), column(features, "qrs_corr_mean")
     with np.errstate(invalid="ignore"):
-        return between & late & (p_wave >= P_WAVE) & (contrast >= P_CONTRAST)
+        on_p_wave = (p_wave >= P_WAVE) & (contrast(p_wave) >= CONTRAST)
+        on_qrs = (column(features, "rr_pre_sustained") >= 1 - ONSET) & (contrast(qrs) >= CONTRAST)
+    return between & (on_p_wave | on_qrs)
+
+
+def contrast(x: np.ndarray) -> np.ndarray:
+    """Per beat, how much its figure ``x`` exceeds the larger of its neighbours' (the one neighbour at either end)."""
+    return x - np.fmax(np.r_[np.nan, x[:-1]], np.r_[x[1:], np.nan])
 
 
 def premature_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
