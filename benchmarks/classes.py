@@ -6,6 +6,7 @@ again with the trees of each of ``--seeds``; EC57 VEB/SVEB on every beat beatflo
 (:mod:`beatflow.classify.fit`, which also remakes the shipped model).
 
     python -m benchmarks.classes      # benchmarks/results/classes-<date>.json, docs/classes.md
+    python -m benchmarks.classes --render benchmarks/results/classes-<date>.json   # docs/classes.md again
 
 Every number in the JSON and the Markdown is this script's output.
 """
@@ -13,6 +14,7 @@ Every number in the JSON and the Markdown is this script's output.
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -43,15 +45,19 @@ def confusion_table(confusion: dict) -> list[str]:
     return rows
 
 
-def record_table(records: dict) -> list[str]:
+def record_table(records: dict, events: dict) -> list[str]:
+    """Per record: its V and S beats' figures and its V runs (reference runs found; output runs true)."""
     rows = [
-        "| record | V | V Se % | V +P % | S | S Se % | S +P % | N classed other % |",
-        "|---|---|---|---|---|---|---|---|",
+        "| record | V | V Se % | V +P % | S | S Se % | S +P % | N classed other % | V runs found / reference "
+        "| V runs true / given |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, f in records.items():
+        runs = events[name]["ventricular"]["runs"]
         rows.append(
             f"| {name} | {f['V']['n']} | {pct(f['V']['se'])} | {pct(f['V']['ppv'])} | {f['S']['n']} "
-            f"| {pct(f['S']['se'])} | {pct(f['S']['ppv'])} | {pct(f['normal_misclassified'])} |"
+            f"| {pct(f['S']['se'])} | {pct(f['S']['ppv'])} | {pct(f['normal_misclassified'])} "
+            f"| {runs['found']} / {runs['reference']} | {runs['true']} / {runs['output']} |"
         )
     return rows
 
@@ -109,7 +115,7 @@ def markdown(report: dict, spread: dict, seconds: float) -> str:
             *confusion_table(figures["gross"]["confusion"]),
             "",
         ]
-        out += record_table(figures["records"])
+        out += record_table(figures["records"], figures["events"])
     return "\n".join(out) + "\n"
 
 
@@ -286,7 +292,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--seeds", type=int, nargs="*", default=[2, 3], help="more seeds of the trees' sampling (none: not)"
     )
+    parser.add_argument("--render", type=Path, metavar="JSON", help="only write --md from this script's JSON")
     args = parser.parse_args(argv)
+    if args.render:
+        result = json.loads(args.render.read_text())
+        report = {k: v for k, v in result.items() if k not in ("machine", "seconds", "seeds")}
+        args.md.write_text(markdown(report, result["seeds"], result["seconds"]))
+        print(f"wrote {args.md} from {args.render}")
+        return
     t0 = time.perf_counter()
     databases = [database_rows(d, args.cache) for d in DATABASES]
     once = fitted_once()  # each database's trees fitted once, for its rows and those read otherwise

@@ -270,6 +270,26 @@ def test_the_classes_benchmark_gives_each_seeds_figures_their_mean_and_range():
     assert cells[2][4] == "93.00" and cells[3][2:] == ["—"] * 4
 
 
+def test_docs_classes_is_the_classes_benchmarks_result_rendered(tmp_path):
+    """``docs/classes.md`` is what ``--render`` writes from the one classes result in ``benchmarks/results/``,
+    and its per-record tables give each record's V runs (found of the reference's, true of those given)."""
+    from benchmarks.classes import main
+    from benchmarks.common import RESULTS, ROOT
+
+    (result,) = sorted(RESULTS.glob("classes-*.json"))
+    main(["--render", str(result), "--md", str(tmp_path / "classes.md")])
+    text = (tmp_path / "classes.md").read_text()
+    assert text == (ROOT / "docs" / "classes.md").read_text()
+    events = json.loads(result.read_text())["svdb → mitdb"]["events"]
+    runs = {name: e["ventricular"]["runs"] for name, e in events.items()}
+    rows = [line for line in text.split("## svdb → mitdb")[1].split("## ")[0].splitlines() if line.startswith("| 2")]
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        r = runs[cells[0]]
+        assert cells[-2:] == [f"{r['found']} / {r['reference']}", f"{r['true']} / {r['output']}"]
+    assert len(rows) == sum(name.startswith("2") for name in runs) > 5
+
+
 def test_resampled_detection_on_a_wfdb_folder(record, tmp_path):
     bench("resampled_detection", record["wfdb"], "--fs", 500, 128, "--out", tmp_path / "r.json")
     rates = json.loads((tmp_path / "r.json").read_text())["rates"]
