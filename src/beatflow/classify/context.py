@@ -291,8 +291,18 @@ def conducted_between_ventricular(time_s: np.ndarray, cls: np.ndarray, features:
     p_wave, qrs = sinus_p_wave(features), column(features, "qrs_corr_mean")
     with np.errstate(invalid="ignore"):
         on_p_wave = (p_wave >= P_WAVE) & (contrast(p_wave) >= CONTRAST)
-        on_qrs = (column(features, "rr_pre_sustained") >= 1 - ONSET) & (contrast(qrs) >= CONTRAST)
+        on_qrs = ends_pause(late, features) & (contrast(qrs) >= CONTRAST)
     return between & (on_p_wave | on_qrs)
+
+
+def ends_pause(late: np.ndarray, features: np.ndarray) -> np.ndarray:
+    """Which of the ``late`` beats (:func:`early_and_late`) end a pause: an interval at least ``1 − ONSET`` of the
+    sustained rhythm's (``rr_pre_sustained``), not a beat of a fast ventricular run whose cycle alternates.
+    ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.features import column
+
+    with np.errstate(invalid="ignore"):
+        return late & (column(features, "rr_pre_sustained") >= 1 - ONSET)
 
 
 def contrast(x: np.ndarray) -> np.ndarray:

@@ -107,14 +107,13 @@ def conducted_in_noise(cls: np.ndarray, time_s: np.ndarray, features: np.ndarray
     """Which beats (a boolean mask) the module docstring's second rule turns from V to N; ``signal`` as for
     :func:`too_noisy`, called only where such a beat is found. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
-    from beatflow.classify.context import ONSET, beat_log_rr, early_and_late, flanked
-    from beatflow.classify.features import column, leads_and_peaks
+    from beatflow.classify.context import beat_log_rr, early_and_late, ends_pause, flanked
+    from beatflow.classify.features import leads_and_peaks
 
     out = np.zeros(len(cls), bool)
     _, late = early_and_late(beat_log_rr(time_s))
     v = cls == "V"
-    with np.errstate(invalid="ignore"):
-        paused = late & (column(features, "rr_pre_sustained") >= 1 - ONSET)
+    paused = ends_pause(late, features)
     alternates = np.r_[False, False, late[:-2]] | np.r_[late[2:], False, False]
     which = np.flatnonzero(v & paused & alternates & flanked(v))
     if len(which) == 0:
