@@ -453,6 +453,26 @@ def test_the_conducted_beats_of_bigeminy_the_trees_class_v_among_those_they_clas
     assert not context.conducted_in_bigeminy(times, cls, alone).any()
 
 
+def test_a_conducted_beat_of_bigeminy_nearer_the_conducted_shape_in_most_figures_is_n():
+    """The bigeminy above, its conducted beats classed N but for two classed V. The conducted and premature beats
+    differ in every QRS figure (correlation 0.5 and 0, amplitude 0 and -0.4, width -0.3 and 0). Beat 71 has the
+    conducted beats' correlation and width but the premature beats' amplitude (MIT-BIH 207 at 203.6 s): nearer the
+    conducted shape in two figures of three, it is N. Beat 81 has an amplitude (0.6) far from both shapes (a
+    shape of its own: a multiform triplet's middle beat) and stays V, as does a beat nearer the premature shape in
+    two figures."""
+    rr = np.r_[np.full(60, 0.8), np.tile([0.5, 1.1], 20), np.full(60, 0.8)]
+    times, cls = rhythm(rr)
+    cls[60:100:2], cls[[71, 81]] = "V", "V"
+    f = np.zeros((len(rr), len(features.NAMES)), np.float32)
+    corr, amp, width = (features.NAMES.index(name) for name in context.QRS_BY)
+    f[61:100:2, corr], f[61:100:2, width] = 0.5, -0.3  # the conducted beats' shape
+    f[60:100:2, amp] = -0.4  # the premature beats'
+    f[71, amp], f[81, amp] = -0.4, 0.6
+    assert np.flatnonzero(context.conducted_in_bigeminy(times, cls, f)).tolist() == [71]
+    f[71, width] = 0.0  # now the premature beats' width as well
+    assert not context.conducted_in_bigeminy(times, cls, f).any()
+
+
 def test_a_single_beat_between_ventricular_beats_after_a_pause_and_the_sinus_p_wave_is_conducted():
     """Sinus rhythm at 0.8 s with ``V N V`` (coupling 0.5 s, the pause 1.1 s), all three classed V: the middle
     beat is N when its P wave reads as the sinus one (0.7) and its neighbours' do not (0.2); not when a

@@ -15,9 +15,12 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    pause, are a premature focus and the conducted rhythm, not a ventricular run, which keeps its rate or, where
    its cycle alternates (MIT-BIH 223), is faster than the sinus rhythm around it. Where the trees class some of
    those beats N, a beat classed V among them is N only where its QRS (:data:`QRS_BY`, each within
-   ``FAMILY_SAME``) is that of another of them: the conducted beats of one bigeminy share a shape (MIT-BIH 207's,
-   unlike the record's sinus template), while the middle beat of a ventricular triplet after the pause, a shape
-   of its own, stays V (MIT-BIH 223's multiform beats). A single such beat between two
+   ``FAMILY_SAME``) is that of another of them, or is nearer their median than that of the beats between them in
+   most of the figures that part the two, and in none a shape of its own (:func:`nearer_the_chain`, the nearest
+   family median): the conducted beats of one bigeminy share a shape (MIT-BIH 207's, unlike the record's sinus
+   template), one of which may move in one figure towards the premature beats' (207's amplitude), while the
+   middle beat of a ventricular triplet after the pause, a shape of its own, stays V (MIT-BIH 223's multiform
+   beats). A single such beat between two
    V beats (:func:`conducted_between_ventricular`) is N on its P wave or its QRS instead: at the end of an
    interval more than ``ONSET`` longer than both around it, after a P wave of the sinus shape (correlation at
    least :data:`~beatflow.classify.fusion.P_WAVE`, read as in rule 6) by :data:`CONTRAST` more than either
@@ -231,7 +234,8 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     record's where there are none), and their shapes (the :data:`~beatflow.classify.features.FAMILY_BY` medians)
     differing from those of the beats between them by :data:`~beatflow.classify.features.FAMILY_SAME` or more in
     some figure: the chain's beats classed V, all where it holds no other class, else those whose
-    :data:`QRS_BY` figures are each within ``FAMILY_SAME`` of another chain beat's. ``features``: the beats'
+    :data:`QRS_BY` figures are each within ``FAMILY_SAME`` of another chain beat's or that are the chain's by
+    :func:`nearer_the_chain`. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
     from beatflow.holter.quality import runs_of
@@ -258,8 +262,25 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
                 continue
             alike = (np.abs(qrs[chain][:, None] - qrs[chain][None]) < FAMILY_SAME).all(2)
             np.fill_diagonal(alike, False)
-            out[chain] = ventricular[chain] & (alike.any(1) | ventricular[chain].all())
+            nearer = nearer_the_chain(qrs[chain], np.median(qrs[chain[:-1] + 1], 0))
+            out[chain] = ventricular[chain] & (alike.any(1) | nearer | ventricular[chain].all())
     return out
+
+
+def nearer_the_chain(chain_qrs: np.ndarray, between_qrs: np.ndarray) -> np.ndarray:
+    """Per beat of a bigeminal chain (rows of :data:`QRS_BY` figures), whether its QRS is the chain's by the nearer
+    family median: nearer the median of the chain's other beats than ``between_qrs`` (the median of the beats
+    between them) in most of the figures in which those two medians differ by
+    :data:`~beatflow.classify.features.FAMILY_SAME` or more, and within ``FAMILY_SAME`` of one of them in every
+    figure (no shape of its own)."""
+    from beatflow.classify.features import FAMILY_SAME
+
+    n = len(chain_qrs)
+    others = np.array([np.median(np.delete(chain_qrs, k, 0), 0) for k in range(n)]).reshape(n, -1)
+    own, between = np.abs(chain_qrs - others), np.abs(chain_qrs - between_qrs)
+    parting = np.abs(others - between_qrs) >= FAMILY_SAME
+    votes = ((own < between) & parting).sum(1)
+    return (2 * votes > parting.sum(1)) & (np.fmin(own, between) < FAMILY_SAME).all(1)
 
 
 def flanked(mask: np.ndarray) -> np.ndarray:
