@@ -2,8 +2,8 @@
 ``../shared/svdb``), both ways, and on records held out by record over both (also each database's records
 apart); then each database resampled to each ``--fs`` rate, read as its first lead alone and with each
 ``--noise`` preset added, scored by the model fitted on the other as recorded; then the out-of-database rows
-again with the trees of each of ``--seeds``; EC57 VEB/SVEB on every beat beatflow's detector finds
-(:mod:`beatflow.classify.fit`, which also remakes the shipped model).
+again (the 5-fold split by database too) with the trees of each of ``--seeds``; EC57 VEB/SVEB on every beat
+beatflow's detector finds (:mod:`beatflow.classify.fit`, which also remakes the shipped model).
 
     python -m benchmarks.classes      # benchmarks/results/classes-<date>.json, docs/classes.md
     python -m benchmarks.classes --render benchmarks/results/classes-<date>.json   # docs/classes.md again
@@ -97,7 +97,8 @@ def markdown(report: dict, spread: dict, seconds: float) -> str:
     if spread:
         out += [
             "",
-            "The first three rows again with the trees fitted from other seeds of LightGBM's row and feature "
+            "The out-of-database rows (the 5-fold's split by database too) again with the trees fitted from other "
+            "seeds of LightGBM's row and feature "
             f"sampling (the tables above: seed {PARAMS['seed']}, the shipped model's); a figure that moves between "
             "seeds by more than it misses a target by is not a finding about the method:",
             "",
@@ -211,17 +212,30 @@ def fold_shares(folds: dict, databases: list) -> dict:
     return out
 
 
+def with_fold_shares(report: dict, databases: list) -> dict:
+    """``report``'s rows with each database's share of its folds' row (:func:`fold_shares`) right after that row."""
+    from beatflow.classify.fit import FOLDS
+
+    folds, rows = f"{FOLDS}-fold by record, both", {}
+    for name, figures in report.items():
+        rows[name] = figures
+        if name == folds:
+            rows |= {f"{folds} {k}": v for k, v in fold_shares(figures, databases).items()}
+    return rows
+
+
 def seed_spread(databases: list, seeds: list[int], report: dict) -> dict:
-    """The out-of-database rows' gross figures (:func:`spread_figures`) with the trees fitted from each of
-    ``seeds`` (LightGBM's row and feature sampling) besides the shipped seed's, whose rows ``report`` has: row
-    name → seed → figures."""
+    """The out-of-database rows' gross figures (:func:`spread_figures`), the folds' share of each database among
+    them (:func:`with_fold_shares`), with the trees fitted from each of ``seeds`` (LightGBM's row and feature
+    sampling) besides the shipped seed's, whose rows ``report`` has: row name → seed → figures."""
     from functools import partial
 
     from beatflow.classify.fit import PARAMS, fit, out_of_database
 
     out = {}
     for seed in (s for s in seeds if s != PARAMS["seed"]):
-        for name, figures in out_of_database(*databases, holter_events, partial(fit, seed=seed)).items():
+        rows = with_fold_shares(out_of_database(*databases, holter_events, partial(fit, seed=seed)), databases)
+        for name, figures in rows.items():
             out.setdefault(name, {PARAMS["seed"]: spread_figures(report[name])})[seed] = spread_figures(figures)
     return out
 
@@ -277,7 +291,7 @@ def read_otherwise(databases: list, rates: list[float], noises: list[str], cache
 
 def main(argv: list[str] | None = None) -> None:
     from beatflow.classify.dataset import database_rows
-    from beatflow.classify.fit import DATABASES, FOLDS, cross_database, fitted_once
+    from beatflow.classify.fit import DATABASES, cross_database, fitted_once
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=ROOT / "data" / "classify", help="features kept here")
@@ -303,13 +317,8 @@ def main(argv: list[str] | None = None) -> None:
     t0 = time.perf_counter()
     databases = [database_rows(d, args.cache) for d in DATABASES]
     once = fitted_once()  # each database's trees fitted once, for its rows and those read otherwise
-    report = cross_database(*databases, events=holter_events, booster_of=once)
-    folds, rows = f"{FOLDS}-fold by record, both", {}
-    for name, figures in report.items():  # each database's share of the folds right after the folds' row
-        rows[name] = figures
-        if name == folds:
-            rows |= {f"{folds} {k}": v for k, v in fold_shares(figures, databases).items()}
-    report = rows | read_otherwise(databases, args.fs, args.noise, args.cache, once)
+    report = with_fold_shares(cross_database(*databases, events=holter_events, booster_of=once), databases)
+    report |= read_otherwise(databases, args.fs, args.noise, args.cache, once)
     spread = seed_spread(databases, args.seeds, report)
     seconds = time.perf_counter() - t0
     write_json(

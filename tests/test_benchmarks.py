@@ -237,7 +237,7 @@ def test_the_classes_benchmark_splits_the_folds_by_database():
     from types import SimpleNamespace
 
     from beatflow.evaluate import class_figures
-    from benchmarks.classes import fold_shares
+    from benchmarks.classes import fold_shares, with_fold_shares
 
     def figures(reference, classes):
         matched = np.arange(len(reference))
@@ -253,6 +253,15 @@ def test_the_classes_benchmark_splits_the_folds_by_database():
     assert list(mitdb["records"]) == ["101", "102"] and list(svdb["events"]) == ["801"]
     assert (mitdb["gross"]["V"]["n"], mitdb["gross"]["V"]["tp"]) == (4, 3)
     assert (svdb["gross"]["S"]["n"], svdb["gross"]["S"]["tp"], svdb["gross"]["V"]["n"]) == (2, 1, 1)
+    report = with_fold_shares({"mitdb → svdb": {}, "5-fold by record, both": folds, "svdb → svdb": {}}, databases)
+    assert list(report) == [
+        "mitdb → svdb",
+        "5-fold by record, both",
+        "5-fold by record, both (its mitdb records)",
+        "5-fold by record, both (its svdb records)",
+        "svdb → svdb",
+    ]
+    assert report["5-fold by record, both (its svdb records)"] == svdb
 
 
 def test_the_classes_benchmark_gives_each_seeds_figures_their_mean_and_range():
