@@ -473,6 +473,19 @@ def test_a_conducted_beat_of_bigeminy_nearer_the_conducted_shape_in_most_figures
     assert not context.conducted_in_bigeminy(times, cls, f).any()
 
 
+def test_the_chain_shape_helpers_agree_with_their_pairwise_definitions():
+    """leave_one_out_median and nearest_other (one sort, a k-d tree: a bigeminy may last hours) give, per row, the
+    median of the other rows and the Chebyshev distance to the nearest other row, ties and pairs included."""
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 4, 7, 40):
+        x = rng.normal(size=(n, 3)).round(1)  # rounding makes ties
+        medians = np.array([np.median(np.delete(x, k, 0), 0) for k in range(n)])
+        distance = np.abs(x[:, None] - x[None]).max(2)
+        np.fill_diagonal(distance, np.inf)
+        assert np.allclose(context.leave_one_out_median(x), medians)
+        assert np.allclose(context.nearest_other(x), distance.min(1))
+
+
 def test_a_single_beat_between_ventricular_beats_after_a_pause_and_the_sinus_p_wave_is_conducted():
     """Sinus rhythm at 0.8 s with ``V N V`` (coupling 0.5 s, the pause 1.1 s), all three classed V: the middle
     beat is N when its P wave reads as the sinus one (0.7) and its neighbours' do not (0.2); not when a

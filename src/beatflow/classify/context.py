@@ -260,11 +260,33 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
             compensatory = len(sinus) > 0 and np.median(log_rr[chain]) - np.median(sinus) > ONSET_STEP
             if not ((apart >= FAMILY_SAME).any() and compensatory):
                 continue
-            alike = (np.abs(qrs[chain][:, None] - qrs[chain][None]) < FAMILY_SAME).all(2)
-            np.fill_diagonal(alike, False)
+            alike = nearest_other(qrs[chain]) < FAMILY_SAME
             nearer = nearer_the_chain(qrs[chain], np.median(qrs[chain[:-1] + 1], 0))
-            out[chain] = ventricular[chain] & (alike.any(1) | nearer | ventricular[chain].all())
+            out[chain] = ventricular[chain] & (alike | nearer | ventricular[chain].all())
     return out
+
+
+def nearest_other(points: np.ndarray) -> np.ndarray:
+    """Per row of ``points`` ``[n, d]`` (n ≥ 2), the largest figure difference (Chebyshev distance) to the nearest
+    other row: scipy's k-d tree, O(n log n) where a bigeminy lasts hours."""
+    from scipy.spatial import cKDTree
+
+    distance, _ = cKDTree(points).query(points, k=2, p=np.inf)
+    return distance[:, 1]
+
+
+def leave_one_out_median(x: np.ndarray) -> np.ndarray:
+    """Per row of ``x`` ``[n, d]`` (n ≥ 2), the column medians of the other rows (one sort, not n medians)."""
+    n = len(x)
+    order = np.argsort(x, 0, kind="stable")
+    ranked = np.take_along_axis(x, order, 0)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(n)[:, None], order.shape), 0)
+
+    def remaining(position: int) -> np.ndarray:  # the value at ``position`` of each row's others, sorted
+        return np.where(position < rank, ranked[position], ranked[position + 1])
+
+    return (remaining((n - 2) // 2) + remaining((n - 1) // 2)) / 2
 
 
 def nearer_the_chain(chain_qrs: np.ndarray, between_qrs: np.ndarray) -> np.ndarray:
@@ -275,8 +297,7 @@ def nearer_the_chain(chain_qrs: np.ndarray, between_qrs: np.ndarray) -> np.ndarr
     figure (no shape of its own)."""
     from beatflow.classify.features import FAMILY_SAME
 
-    n = len(chain_qrs)
-    others = np.array([np.median(np.delete(chain_qrs, k, 0), 0) for k in range(n)]).reshape(n, -1)
+    others = leave_one_out_median(chain_qrs)
     own, between = np.abs(chain_qrs - others), np.abs(chain_qrs - between_qrs)
     parting = np.abs(others - between_qrs) >= FAMILY_SAME
     votes = ((own < between) & parting).sum(1)
