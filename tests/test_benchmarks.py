@@ -432,6 +432,15 @@ def test_seed_spread_on_the_cpu(record, tmp_path):
     assert 0 <= run["normal_flagged"] <= 1 and set(run["after_a_beat_labelled"]) == {"N", "A", "V", "L"}
 
 
+def test_bigeminy_scale_times_rule_1_over_each_length(tmp_path):
+    """Each length's record holds its cycles, and rule 1 makes every conducted beat classed V in it N."""
+    bench("bigeminy_scale", "--cycles", 30, 300, "--repeat", 1, "--out", tmp_path / "b.json")
+    rows = json.loads((tmp_path / "b.json").read_text())["lengths"]
+    assert [(r["cycles"], r["beats"]) for r in rows] == [(30, 180), (300, 720)]
+    assert all(r["made_n"] == r["conducted_classed_v"] == r["cycles"] // 2 for r in rows)
+    assert all(r["seconds"] > 0 and r["peak_traced_mib"] >= 0 for r in rows)
+
+
 def test_imports_times_steps_in_fresh_interpreters(tmp_path):
     bench("imports", "--repeat", "1", "--steps", "numpy,cupy", "--rules", "segment", "--out", tmp_path / "i.json")
     result = json.loads((tmp_path / "i.json").read_text())
