@@ -473,6 +473,22 @@ def test_a_conducted_beat_of_bigeminy_nearer_the_conducted_shape_in_most_figures
     assert not context.conducted_in_bigeminy(times, cls, f).any()
 
 
+def test_two_cycles_of_bigeminy_classed_v_have_their_conducted_beats_n():
+    """Sinus rhythm at 0.8 s, two cycles of bigeminy (premature beats at 0.5 s, pauses of 1.1 s), all four beats
+    classed V: the two beats after the pauses share a shape of their own (MIT-BIH 207's conducted beats in another
+    bundle-branch shape) and are N, two being the fewest that can share a shape; not where they have the premature
+    beats' shape, nor after pauses no longer than the sinus cycle."""
+    rr = np.r_[np.full(60, 0.8), np.tile([0.5, 1.1], 2), np.full(60, 0.8)]
+    times, cls = rhythm(rr)
+    cls[60:64] = "V"
+    f = np.zeros((len(rr), len(features.NAMES)), np.float32)
+    f[[61, 63], features.NAMES.index("qrs_corr_mean")] = 0.5
+    assert np.flatnonzero(context.conducted_in_bigeminy(times, cls, f)).tolist() == [61, 63]
+    assert not context.conducted_in_bigeminy(times, cls, np.zeros_like(f)).any()
+    no_pause = rhythm(np.r_[np.full(60, 0.8), np.tile([0.5, 0.8], 2), np.full(60, 0.8)])[0]
+    assert not context.conducted_in_bigeminy(no_pause, cls, f).any()
+
+
 def test_the_chain_shape_helpers_agree_with_their_pairwise_definitions():
     """leave_one_out_median and nearest_other (one sort, a k-d tree: a bigeminy may last hours) give, per row, the
     median of the other rows and the Chebyshev distance to the nearest other row, ties and pairs included."""

@@ -6,10 +6,10 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    11:422–430, 1955: the long cycle brings on the next premature beat). Where the trees class a whole bigeminal
    stretch V — the conducted beats aberrant or in a bundle-branch block that the record's sinus template does not
    show, or only some of them — the beats at the end of a pause (an interval more than :data:`ONSET` longer than
-   both around it), every other beat, :data:`BIGEMINY_BEATS` or more in a row, each two with a beat classed V
-   between them, are N when their shape differs from that of the beats between them (by
-   :data:`~beatflow.classify.features.FAMILY_SAME` in a :data:`~beatflow.classify.features.FAMILY_BY` median)
-   and the pause is compensatory (its median more than
+   both around it), every other beat, :data:`CONDUCTED_BEATS` (two: the fewest that can share a shape) or more
+   in a row, each two with a beat classed V between them, are N when their shape differs from that of the beats
+   between them (by :data:`~beatflow.classify.features.FAMILY_SAME` in a
+   :data:`~beatflow.classify.features.FAMILY_BY` median) and the pause is compensatory (its median more than
    ``ONSET`` longer than the NN intervals of the ``2 × LOCAL_BEATS`` beats on either side of the stretch, or
    where there are none, than the record's): two alternating shapes at alternating intervals, the long one a
    pause, are a premature focus and the conducted rhythm, not a ventricular run, which keeps its rate or, where
@@ -43,7 +43,7 @@ that see a whole run or episode, where the trees see one beat and its neighbours
 2. *Atrial bigeminy* (:func:`premature_in_bigeminy`). Where atrial premature beats alternate with sinus beats,
    half of the local rhythm the trees judge each beat against is premature, and the premature beats no longer
    look it: in a stretch of beats classed N or S, the beats at the end of an interval more than ``ONSET``
-   shorter than both around it, every other beat, ``BIGEMINY_BEATS`` or more in a row, are S (the pattern is
+   shorter than both around it, every other beat, :data:`BIGEMINY_BEATS` or more in a row, are S (the pattern is
    the evidence; its short cycle is the ectopic beat). Inside AF they are N again (rule 4), and an AF episode
    has no such pattern (:func:`beatflow.holter.af.pattern_ratio`).
 3. *Supraventricular runs* (:func:`supraventricular_runs`). The RR series is cut into stretches wherever an
@@ -119,6 +119,7 @@ ONSET = 0.15  # an interval this much shorter or longer than the one before star
 RESUME_BEATS = 3  # a run goes on after at most this many beats: not N (ectopic, extra detections) but for one
 RECUR_S = 30.0  # a sustained run that stops and starts again within this, at its own interval, is the same run
 BIGEMINY_BEATS = 3  # beats after a pause, or premature, every other beat, that make a stretch bigeminy
+CONDUCTED_BEATS = 2  # rule 1's chain: the fewest late beats, every other beat, that can share a shape
 QRS_BY = ("qrs_corr_mean", "qrs_amp_mean", "qrs_width_ratio")  # the QRS's figures of FAMILY_BY
 CONTRAST = 0.3  # a conducted beat's P wave or QRS reads this much more like the sinus one's than a V neighbour's
 IN_DOUBT = 0.2  # wide_in_bigeminy overturns the trees' N or S only where they give V at least this probability
@@ -208,34 +209,32 @@ def early_and_late(log_rr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return (before < -ONSET_STEP) & (after < -ONSET_STEP), (before > ONSET_STEP) & (after > ONSET_STEP)
 
 
-def alternate_chains(stretch: np.ndarray, marked: np.ndarray):
-    """Each chain (beat indices) of at least :data:`BIGEMINY_BEATS` ``marked`` beats, every other beat of a
-    stretch of ``stretch`` beats, with that stretch's first and end (exclusive) beat."""
+def alternate_chains(stretch: np.ndarray, marked: np.ndarray, least: int = BIGEMINY_BEATS):
+    """Each chain (beat indices) of at least ``least`` ``marked`` beats, every other beat of a stretch of
+    ``stretch`` beats, with that stretch's first and end (exclusive) beat."""
     from beatflow.holter.quality import runs_of
 
     spans = np.array(runs_of(stretch), dtype=np.int64).reshape(-1, 2)
     marks = np.r_[0, np.cumsum(marked)]
-    room = (spans[:, 1] - spans[:, 0] >= 2 * BIGEMINY_BEATS - 1) & (
-        marks[spans[:, 1]] - marks[spans[:, 0]] >= BIGEMINY_BEATS
-    )
+    room = (spans[:, 1] - spans[:, 0] >= 2 * least - 1) & (marks[spans[:, 1]] - marks[spans[:, 0]] >= least)
     for start, end in spans[room].tolist():  # the stretches that can hold a chain
         for first in (start, start + 1):
             beats = np.arange(first, end, 2)
             for a, b in runs_of(marked[beats]):
-                if b - a >= BIGEMINY_BEATS:
+                if b - a >= least:
                     yield beats[a:b], start, end
 
 
 def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray) -> np.ndarray:
     """Which beats (a boolean mask) rule 1 of the module docstring turns from V to N: over the beats classed V and
     the beats at the end of an interval longer by more than ``ONSET`` than those on both sides of it between two
-    beats classed V, a chain (:func:`alternate_chains`) of such late beats, each two with a beat classed V between
-    them, the interval they end longer by more than ``ONSET`` than the NN intervals around the stretch (the
-    record's where there are none), and their shapes (the :data:`~beatflow.classify.features.FAMILY_BY` medians)
-    differing from those of the beats between them by :data:`~beatflow.classify.features.FAMILY_SAME` or more in
-    some figure: the chain's beats classed V, all where it holds no other class, else those whose
-    :data:`QRS_BY` figures are each within ``FAMILY_SAME`` of another chain beat's or that are the chain's by
-    :func:`nearer_the_chain`. ``features``: the beats'
+    beats classed V, a chain (:func:`alternate_chains`) of :data:`CONDUCTED_BEATS` or more such late beats, each
+    two with a beat classed V between them, the interval they end longer by more than ``ONSET`` than the NN
+    intervals around the stretch (the record's where there are none), and their shapes (the
+    :data:`~beatflow.classify.features.FAMILY_BY` medians) differing from those of the beats between them by
+    :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure: the chain's beats classed V, all where
+    it holds no other class, else those whose :data:`QRS_BY` figures are each within ``FAMILY_SAME`` of another
+    chain beat's or that are the chain's by :func:`nearer_the_chain`. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
     from beatflow.holter.quality import runs_of
@@ -248,10 +247,10 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     figures = np.nan_to_num(np.column_stack([column(features, name) for name in FAMILY_BY]))
     qrs = figures[:, [FAMILY_BY.index(name) for name in QRS_BY]]
 
-    for whole, start, end in alternate_chains(ventricular | (late & flanked(ventricular)), late):
+    for whole, start, end in alternate_chains(ventricular | (late & flanked(ventricular)), late, CONDUCTED_BEATS):
         for first, last in runs_of(ventricular[whole[:-1] + 1]):  # the links with a V beat between (end exclusive)
             chain = whole[first : last + 1]
-            if len(chain) < BIGEMINY_BEATS:
+            if len(chain) < CONDUCTED_BEATS:
                 continue
             apart = np.abs(np.median(figures[chain], 0) - np.median(figures[chain[:-1] + 1], 0))
             around = np.r_[max(start - 2 * LOCAL_BEATS, 0) : start, end : min(end + 2 * LOCAL_BEATS, len(cls))]
