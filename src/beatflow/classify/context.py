@@ -261,7 +261,8 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
                 continue
             alike = nearest_other(qrs[chain]) < FAMILY_SAME
             nearer = nearer_the_chain(qrs[chain], np.median(qrs[chain[:-1] + 1], 0))
-            out[chain] = ventricular[chain] & (alike | nearer | ventricular[chain].all())
+            whole_v = ventricular[chain].all() and len(chain) >= BIGEMINY_BEATS  # two must share a shape
+            out[chain] = ventricular[chain] & (alike | nearer | whole_v)
     return out
 
 
