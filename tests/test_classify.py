@@ -477,7 +477,8 @@ def test_two_cycles_of_bigeminy_classed_v_have_their_conducted_beats_n():
     """Sinus rhythm at 0.8 s, two cycles of bigeminy (premature beats at 0.5 s, pauses of 1.1 s), all four beats
     classed V: the two beats after the pauses share a shape of their own (MIT-BIH 207's conducted beats in another
     bundle-branch shape) and are N, two being the fewest that can share a shape; not where they have the premature
-    beats' shape, nor after pauses no longer than the sinus cycle."""
+    beats' shape, nor after pauses no longer than the sinus cycle, nor where the two differ (a triplet's late
+    middle beat and the conducted beat after it)."""
     rr = np.r_[np.full(60, 0.8), np.tile([0.5, 1.1], 2), np.full(60, 0.8)]
     times, cls = rhythm(rr)
     cls[60:64] = "V"
@@ -487,6 +488,8 @@ def test_two_cycles_of_bigeminy_classed_v_have_their_conducted_beats_n():
     assert not context.conducted_in_bigeminy(times, cls, np.zeros_like(f)).any()
     no_pause = rhythm(np.r_[np.full(60, 0.8), np.tile([0.5, 0.8], 2), np.full(60, 0.8)])[0]
     assert not context.conducted_in_bigeminy(no_pause, cls, f).any()
+    f[61, features.NAMES.index("qrs_amp_mean")] = 0.6  # a shape of its own
+    assert not context.conducted_in_bigeminy(times, cls, f).any()
 
 
 def test_the_chain_shape_helpers_agree_with_their_pairwise_definitions():

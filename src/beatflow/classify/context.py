@@ -14,7 +14,9 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    where there are none, than the record's): two alternating shapes at alternating intervals, the long one a
    pause, are a premature focus and the conducted rhythm, not a ventricular run, which keeps its rate or, where
    its cycle alternates (MIT-BIH 223), is faster than the sinus rhythm around it. Where the trees class some of
-   those beats N, a beat classed V among them is N only where its QRS (:data:`QRS_BY`, each within
+   those beats N, or where the chain is shorter than :data:`BIGEMINY_BEATS` (a late middle beat of a ventricular
+   triplet and the conducted beat after it also make a chain of two), a beat classed V among them is N only where
+   its QRS (:data:`QRS_BY`, each within
    ``FAMILY_SAME``) is that of another of them, or is nearer their median than that of the beats between them in
    most of the figures that part the two, and in none a shape of its own (:func:`nearer_the_chain`, the nearest
    family median): the conducted beats of one bigeminy share a shape (MIT-BIH 207's, unlike the record's sinus
@@ -233,7 +235,7 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     intervals around the stretch (the record's where there are none), and their shapes (the
     :data:`~beatflow.classify.features.FAMILY_BY` medians) differing from those of the beats between them by
     :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure: the chain's beats classed V, all where
-    it holds no other class, else those whose :data:`QRS_BY` figures are each within ``FAMILY_SAME`` of another
+    it holds no other class and :data:`BIGEMINY_BEATS` or more beats, else those whose :data:`QRS_BY` figures are each within ``FAMILY_SAME`` of another
     chain beat's or that are the chain's by :func:`nearer_the_chain`. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
