@@ -235,9 +235,9 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     intervals around the stretch (the record's where there are none), and their shapes (the
     :data:`~beatflow.classify.features.FAMILY_BY` medians) differing from those of the beats between them by
     :data:`~beatflow.classify.features.FAMILY_SAME` or more in some figure: the chain's beats classed V, all where
-    it holds no other class and :data:`BIGEMINY_BEATS` or more beats, else those whose :data:`QRS_BY` figures are each within ``FAMILY_SAME`` of another
-    chain beat's or that are the chain's by :func:`nearer_the_chain`. ``features``: the beats'
-    :data:`~beatflow.classify.features.NAMES`."""
+    it holds no other class and :data:`BIGEMINY_BEATS` or more beats, else those whose :data:`QRS_BY` figures are
+    each within ``FAMILY_SAME`` of another chain beat's or that are the chain's by :func:`nearer_the_chain`.
+    ``features``: the beats' :data:`~beatflow.classify.features.NAMES`."""
     from beatflow.classify.features import FAMILY_BY, FAMILY_SAME, column
     from beatflow.holter.quality import runs_of
 
