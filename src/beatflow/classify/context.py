@@ -16,14 +16,13 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    its cycle alternates (MIT-BIH 223), is faster than the sinus rhythm around it. Where the trees class some of
    those beats N, or where the chain is shorter than :data:`BIGEMINY_BEATS` (a late middle beat of a ventricular
    triplet and the conducted beat after it also make a chain of two), a beat classed V among them is N only where
-   its QRS (:data:`QRS_BY`, each within
-   ``FAMILY_SAME``) is that of another of them, or is nearer their median than that of the beats between them in
-   most of the figures that part the two, and in none a shape of its own (:func:`nearer_the_chain`, the nearest
-   family median): the conducted beats of one bigeminy share a shape (MIT-BIH 207's, unlike the record's sinus
-   template), one of which may move in one figure towards the premature beats' (207's amplitude), while the
-   middle beat of a ventricular triplet after the pause, a shape of its own, stays V (MIT-BIH 223's multiform
-   beats). A single such beat between two
-   V beats (:func:`conducted_between_ventricular`) is N on its P wave or its QRS instead: at the end of an
+   its QRS (:data:`QRS_BY`, each within ``FAMILY_SAME``) is that of another of them, or is nearer their median
+   than that of the beats between them in most of the figures that part the two, and in none a shape of its own
+   (:func:`nearer_the_chain`, the nearest family median): the conducted beats of one bigeminy share a shape
+   (MIT-BIH 207's, unlike the record's sinus template), one of which may move in one figure towards the premature
+   beats' (207's amplitude), while the middle beat of a ventricular triplet after the pause, a shape of its own,
+   stays V (MIT-BIH 223's multiform beats). A single such beat between two V beats
+   (:func:`conducted_between_ventricular`) is N on its P wave or its QRS instead: at the end of an
    interval more than ``ONSET`` longer than both around it, after a P wave of the sinus shape (correlation at
    least :data:`~beatflow.classify.fusion.P_WAVE`, read as in rule 6) by :data:`CONTRAST` more than either
    neighbour's, or ending a pause (at least ``1 − ONSET`` of the sustained rhythm's interval,
@@ -247,14 +246,16 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
     nn = np.r_[False, (cls[1:] == "N") & (cls[:-1] == "N")]  # beats that end an NN interval
     ventricular = cls == "V"
     figures = np.nan_to_num(np.column_stack([column(features, name) for name in FAMILY_BY]))
-    qrs = figures[:, [FAMILY_BY.index(name) for name in QRS_BY]]
+    qrs_columns = [FAMILY_BY.index(name) for name in QRS_BY]
+    qrs = figures[:, qrs_columns]
 
     for whole, start, end in alternate_chains(ventricular | (late & flanked(ventricular)), late, CONDUCTED_BEATS):
         for first, last in runs_of(ventricular[whole[:-1] + 1]):  # the links with a V beat between (end exclusive)
             chain = whole[first : last + 1]
             if len(chain) < CONDUCTED_BEATS:
                 continue
-            apart = np.abs(np.median(figures[chain], 0) - np.median(figures[chain[:-1] + 1], 0))
+            between = np.median(figures[chain[:-1] + 1], 0)
+            apart = np.abs(np.median(figures[chain], 0) - between)
             around = np.r_[max(start - 2 * LOCAL_BEATS, 0) : start, end : min(end + 2 * LOCAL_BEATS, len(cls))]
             sinus = log_rr[around[nn[around]]]
             sinus = sinus if len(sinus) else log_rr[nn]  # none near: the record's
@@ -262,7 +263,7 @@ def conducted_in_bigeminy(time_s: np.ndarray, cls: np.ndarray, features: np.ndar
             if not ((apart >= FAMILY_SAME).any() and compensatory):
                 continue
             alike = nearest_other(qrs[chain]) < FAMILY_SAME
-            nearer = nearer_the_chain(qrs[chain], np.median(qrs[chain[:-1] + 1], 0))
+            nearer = nearer_the_chain(qrs[chain], between[qrs_columns])
             whole_v = ventricular[chain].all() and len(chain) >= BIGEMINY_BEATS  # two must share a shape
             out[chain] = ventricular[chain] & (alike | nearer | whole_v)
     return out
