@@ -214,13 +214,13 @@ def fold_shares(folds: dict, databases: list) -> dict:
 
 def with_fold_shares(report: dict, databases: list) -> dict:
     """``report``'s rows with each database's share of its folds' row (:func:`fold_shares`) right after that row."""
-    from beatflow.classify.fit import FOLDS
+    from beatflow.classify.fit import FOLDS_ROW
 
-    folds, rows = f"{FOLDS}-fold by record, both", {}
+    rows = {}
     for name, figures in report.items():
         rows[name] = figures
-        if name == folds:
-            rows |= {f"{folds} {k}": v for k, v in fold_shares(figures, databases).items()}
+        if name == FOLDS_ROW:
+            rows |= {f"{FOLDS_ROW} {k}": v for k, v in fold_shares(figures, databases).items()}
     return rows
 
 

@@ -24,6 +24,7 @@ from beatflow.classify.model import CLASSES, MODEL_FILE, decide, probabilities, 
 ROOT = Path(__file__).resolve().parents[3]
 DATABASES = (ROOT.parent / "shared" / "mitdb", ROOT.parent / "shared" / "svdb")
 FOLDS = 5
+FOLDS_ROW = f"{FOLDS}-fold by record, both"  # the folds' row of out_of_database
 PARAMS = {
     "objective": "multiclass",
     "num_class": len(CLASSES),
@@ -117,7 +118,7 @@ def out_of_database(a: list[RecordRows], b: list[RecordRows], events=None, boost
     return {
         f"{na} → {nb}": scored(b, booster_of(a), events),
         f"{nb} → {na}": scored(a, booster_of(b), events),
-        f"{FOLDS}-fold by record, both": grouped_folds(a + b, booster_of, events),
+        FOLDS_ROW: grouped_folds(a + b, booster_of, events),
     }
 
 
