@@ -184,6 +184,26 @@ def test_atrial_fibrillation_is_not_supraventricular(monkeypatch):
     assert (cls == "S").mean() <= 0.05 and (cls == "V").sum() <= 3
 
 
+def test_a_narrow_run_classed_v_inside_atrial_fibrillation_is_conducted():
+    """Rule 4 on given classes: inside AF (log RR with a 0.15 standard deviation) a run of four beats classed V
+    whose QRS is as wide as the sinus template's is N, and so is an S beat; not where one of the run's beats is
+    wider by more than FAMILY_SAME, nor a run of two, nor the same run in sinus rhythm (no AF)."""
+    rng = np.random.default_rng(5)
+    irregular = 0.75 * np.exp(0.15 * rng.standard_normal(600))
+
+    def turned(rr, widths, run=slice(300, 304)):
+        times, cls = rhythm(rr)
+        cls[run], cls[200] = "V", "S"
+        f = np.zeros((len(times), len(features.NAMES)))
+        f[run, features.NAMES.index("qrs_width_ratio")] = widths
+        return np.flatnonzero(context.in_atrial_fibrillation(times, cls, f)).tolist()
+
+    assert turned(irregular, [0.05, -0.1, 0.15, 0.0]) == [200, 300, 301, 302, 303]
+    assert turned(irregular, [0.05, -0.1, 1.5 * features.FAMILY_SAME, 0.0]) == [200]
+    assert turned(irregular, [0.05, -0.1], run=slice(300, 302)) == [200]
+    assert turned(np.full(600, 0.8), [0.05, -0.1, 0.15, 0.0]) == []
+
+
 def test_premature_narrow_beat_in_regular_rhythm_is_s():
     """The same beat throughout; one beat at 70 % of the sinus interval (the sinus node reset after it) is S,
     every other beat N."""

@@ -75,7 +75,13 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    longer premature against the beats around it.
 4. *Atrial fibrillation or flutter* (:func:`in_atrial_fibrillation`): inside an episode found by
    :func:`beatflow.holter.af.detect_af` on the classes, irregularity is not prematurity, so an S beat is N
-   (Teijeiro et al. 2018).
+   (Teijeiro et al. 2018). So is each beat of a run of :data:`~beatflow.holter.af.RUN_BEATS` or more beats
+   classed V whose every QRS is as narrow as the sinus template's (``qrs_width_ratio``, a log ratio, within
+   :data:`~beatflow.classify.features.FAMILY_SAME` of 0): an impulse of ventricular origin spreads outside the
+   His–Purkinje system and widens the QRS, and in AF, where the rhythm gives no prematurity to read, the QRS
+   parts ectopy from conduction (Marriott and Sandler, Prog Cardiovasc Dis 9:18–28, 1966); the fibrillatory
+   baseline and the changing rate move a conducted beat's shape and amplitude, not its width. The episodes are
+   found with those runs' beats read N, since a ventricular run ends AF.
 
 5. *Supraventricular beats on time* (:func:`supraventricular_on_time`). A supraventricular ectopic beat is
    premature (AAMI EC57's S class: atrial and junctional premature beats; escape beats and ectopic atrial rhythm
@@ -400,13 +406,36 @@ def premature_in_bigeminy(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
     return out
 
 
-def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, signal=None) -> np.ndarray:
-    """Which beats (a boolean mask) rule 4 of the module docstring turns from S to N; ``signal``: a callable
-    returning ``(leads, fs)`` for the episodes' P-wave check."""
+def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray, signal=None) -> np.ndarray:
+    """Which beats (a boolean mask) rule 4 of the module docstring turns from S or V to N: inside an AF episode
+    (:func:`~beatflow.holter.af.detect_af` on the classes, the narrow runs' beats read N), the beats classed S
+    and every beat of each narrow run (:func:`narrow_ventricular_runs`) it holds whole; ``signal``: a callable
+    returning ``(leads, fs)`` for the episodes' P-wave check. ``features``: the beats'
+    :data:`~beatflow.classify.features.NAMES`."""
+    runs = narrow_ventricular_runs(cls, features)
+    in_runs = np.zeros(len(cls), bool)
+    for start, end in runs:
+        in_runs[start:end] = True
     out = np.zeros(len(cls), bool)
-    for start, end in detect_af(time_s, cls, signal=signal):
-        out |= (time_s >= start) & (time_s <= end) & (cls == "S")
+    for first_s, last_s in detect_af(time_s, np.where(in_runs, "N", cls), signal=signal):
+        inside = (time_s >= first_s) & (time_s <= last_s)
+        out |= inside & (cls == "S")
+        for start, end in runs:
+            out[start:end] |= inside[start:end].all()
     return out
+
+
+def narrow_ventricular_runs(cls: np.ndarray, features: np.ndarray) -> list[tuple[int, int]]:
+    """The runs (first beat, end beat exclusive) of :data:`~beatflow.holter.af.RUN_BEATS` or more beats classed V
+    whose every QRS is as wide as the sinus template's within :data:`~beatflow.classify.features.FAMILY_SAME`
+    (``qrs_width_ratio``, a log ratio; an unknown width is not narrow). ``features``: the beats'
+    :data:`~beatflow.classify.features.NAMES`."""
+    from beatflow.classify.features import FAMILY_SAME, column
+    from beatflow.holter.quality import runs_of
+
+    with np.errstate(invalid="ignore"):
+        narrow = np.abs(column(features, "qrs_width_ratio")) < FAMILY_SAME
+    return [(s, e) for s, e in runs_of(cls == "V") if e - s >= RUN_BEATS and narrow[s:e].all()]
 
 
 def supraventricular_on_time(cls: np.ndarray, features: np.ndarray) -> np.ndarray:
