@@ -80,8 +80,9 @@ that see a whole run or episode, where the trees see one beat and its neighbours
    :data:`~beatflow.classify.features.FAMILY_SAME` of 0): an impulse of ventricular origin spreads outside the
    His–Purkinje system and widens the QRS, and in AF, where the rhythm gives no prematurity to read, the QRS
    parts ectopy from conduction (Marriott and Sandler, Prog Cardiovasc Dis 9:18–28, 1966); the fibrillatory
-   baseline and the changing rate move a conducted beat's shape and amplitude, not its width. The episodes are
-   found with those runs' beats read N, since a ventricular run ends AF.
+   baseline and the changing rate move a conducted beat's shape and amplitude, not its width. Those runs'
+   episodes are found with their beats read N, since a ventricular run ends AF; the S beats' with the classes
+   as they are.
 
 5. *Supraventricular beats on time* (:func:`supraventricular_on_time`). A supraventricular ectopic beat is
    premature (AAMI EC57's S class: atrial and junctional premature beats; escape beats and ectopic atrial rhythm
@@ -407,21 +408,23 @@ def premature_in_bigeminy(time_s: np.ndarray, cls: np.ndarray) -> np.ndarray:
 
 
 def in_atrial_fibrillation(time_s: np.ndarray, cls: np.ndarray, features: np.ndarray, signal=None) -> np.ndarray:
-    """Which beats (a boolean mask) rule 4 of the module docstring turns from S or V to N: inside an AF episode
-    (:func:`~beatflow.holter.af.detect_af` on the classes, the narrow runs' beats read N), the beats classed S
-    and every beat of each narrow run (:func:`narrow_ventricular_runs`) it holds whole; ``signal``: a callable
-    returning ``(leads, fs)`` for the episodes' P-wave check. ``features``: the beats'
+    """Which beats (a boolean mask) rule 4 of the module docstring turns from S or V to N: the beats classed S
+    inside an AF episode (:func:`~beatflow.holter.af.detect_af` on the classes), and every beat of each narrow
+    run (:func:`narrow_ventricular_runs`) that an episode found with those runs' beats read N holds whole;
+    ``signal``: a callable returning ``(leads, fs)`` for the episodes' P-wave check. ``features``: the beats'
     :data:`~beatflow.classify.features.NAMES`."""
-    runs = narrow_ventricular_runs(cls, features)
-    in_runs = np.zeros(len(cls), bool)
-    for start, end in runs:
-        in_runs[start:end] = True
     out = np.zeros(len(cls), bool)
-    for first_s, last_s in detect_af(time_s, np.where(in_runs, "N", cls), signal=signal):
-        inside = (time_s >= first_s) & (time_s <= last_s)
-        out |= inside & (cls == "S")
+    for first_s, last_s in detect_af(time_s, cls, signal=signal):
+        out |= (time_s >= first_s) & (time_s <= last_s) & (cls == "S")
+    runs = narrow_ventricular_runs(cls, features)
+    if runs:
+        in_runs = np.zeros(len(cls), bool)
         for start, end in runs:
-            out[start:end] |= inside[start:end].all()
+            in_runs[start:end] = True
+        for first_s, last_s in detect_af(time_s, np.where(in_runs, "N", cls), signal=signal):
+            inside = (time_s >= first_s) & (time_s <= last_s)
+            for start, end in runs:
+                out[start:end] |= inside[start:end].all()
     return out
 
 
