@@ -19,9 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import machine, today, write_json
-
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.common import RESULTS, machine, today, write_json
 
 
 def bigeminy(cycles: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
